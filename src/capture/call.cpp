@@ -1,0 +1,137 @@
+#include "capture/call.hpp"
+
+#include "capture/fortran.hpp"
+#include "capture/tracer.hpp"
+
+#include <vector>
+
+namespace htrace::capture {
+namespace {
+
+thread_local int depth = 0;
+
+// One set per thread is enough: nested calls pass through without recording.
+struct Scratch {
+    std::vector<MPI_Request> requests;
+    std::vector<MPI_Status> statuses;
+    std::vector<MPI_Fint> fortran_statuses;
+    std::vector<int> indices;
+    std::vector<MPI_Datatype> types;
+};
+thread_local Scratch scratch;
+
+#ifdef MPI_F_STATUS_SIZE
+constexpr int kFortranStatusSize = MPI_F_STATUS_SIZE;
+#else
+constexpr int kFortranStatusSize = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fint));
+#endif
+// Room for any library's Fortran status where the caller passed MPI_STATUS_IGNORE.
+constexpr int kOwnFortranStatusSize = 16;
+thread_local MPI_Fint own_fortran_status[kOwnFortranStatusSize];
+
+bool is_init(Op op) { return op == Op::Init || op == Op::Init_thread; }
+
+}  // namespace
+
+Call::Call(Op op) noexcept
+    : op_(op), recording_(depth == 0 && (tracer_active() || is_init(op))), entered_(0), own_status_{}
+{
+    ++depth;
+    if (recording_) entered_ = now_seconds();
+}
+
+Call::~Call() { --depth; }
+
+void Call::finish(int rc) noexcept
+{
+    if (!recording_) return;
+    record_call(op_, args_, rc, entered_);
+}
+
+const MPI_Request* Call::keep_requests(const MPI_Request* requests, int count)
+{
+    if (count <= 0 || requests == nullptr) return nullptr;
+    scratch.requests.assign(requests, requests + count);
+    return scratch.requests.data();
+}
+
+MPI_Status* Call::status_or_own(MPI_Status* status)
+{
+    return status == MPI_STATUS_IGNORE ? &own_status_ : status;
+}
+
+MPI_Status* Call::statuses_or_own(MPI_Status* statuses, int count)
+{
+    if (statuses != MPI_STATUSES_IGNORE) return statuses;
+    scratch.statuses.resize(static_cast<size_t>(std::max(count, 1)));
+    return scratch.statuses.data();
+}
+
+const MPI_Request* Call::requests_from_fortran(const MPI_Fint* requests, int count)
+{
+    scratch.requests.clear();
+    for (int i = 0; i < count; ++i) scratch.requests.push_back(PMPI_Request_f2c(requests[i]));
+    return scratch.requests.empty() ? nullptr : scratch.requests.data();
+}
+
+MPI_Fint* Call::fortran_status_or_own(MPI_Fint* status)
+{
+    return status == MPI_F_STATUS_IGNORE ? own_fortran_status : status;
+}
+
+MPI_Fint* Call::fortran_statuses_or_own(MPI_Fint* statuses, int count)
+{
+    if (statuses != MPI_F_STATUSES_IGNORE) return statuses;
+    scratch.fortran_statuses.resize(static_cast<size_t>(std::max(count, 1) * kOwnFortranStatusSize));
+    return scratch.fortran_statuses.data();
+}
+
+const MPI_Status* Call::status_from_fortran(const MPI_Fint* status)
+{
+    PMPI_Status_f2c(status, &own_status_);
+    return &own_status_;
+}
+
+// Open MPI's `use mpi_f08` status has the C status's layout; only source, tag and error are read.
+const MPI_Status* Call::status_from_fortran_f08(const MPI_Fint* status)
+{
+    own_status_.MPI_SOURCE = status[0];
+    own_status_.MPI_TAG = status[1];
+    own_status_.MPI_ERROR = status[2];
+    return &own_status_;
+}
+
+const MPI_Status* Call::statuses_from_fortran(const MPI_Fint* statuses, int count)
+{
+    scratch.statuses.resize(static_cast<size_t>(std::max(count, 1)));
+    for (int i = 0; i < count; ++i) PMPI_Status_f2c(statuses + i * kFortranStatusSize, &scratch.statuses[size_t(i)]);
+    return scratch.statuses.data();
+}
+
+const MPI_Status* Call::statuses_from_fortran_f08(const MPI_Fint* statuses, int count)
+{
+    constexpr int stride = static_cast<int>(sizeof(MPI_Status) / sizeof(MPI_Fint));
+    scratch.statuses.resize(static_cast<size_t>(std::max(count, 1)));
+    for (int i = 0; i < count; ++i) {
+        scratch.statuses[size_t(i)].MPI_SOURCE = statuses[i * stride];
+        scratch.statuses[size_t(i)].MPI_TAG = statuses[i * stride + 1];
+        scratch.statuses[size_t(i)].MPI_ERROR = statuses[i * stride + 2];
+    }
+    return scratch.statuses.data();
+}
+
+const int* Call::indices_from_fortran(const MPI_Fint* indices, int count)
+{
+    scratch.indices.clear();
+    for (int i = 0; i < count; ++i) scratch.indices.push_back(index_from_fortran(indices[i]));
+    return scratch.indices.data();
+}
+
+const MPI_Datatype* Call::types_from_fortran(const MPI_Fint* types, int count)
+{
+    scratch.types.clear();
+    for (int i = 0; i < count; ++i) scratch.types.push_back(PMPI_Type_f2c(types[i]));
+    return scratch.types.data();
+}
+
+}  // namespace htrace::capture

@@ -1,0 +1,80 @@
+#include "capture/communicators.hpp"
+
+#include <algorithm>
+
+namespace htrace::capture {
+
+void Communicators::start()
+{
+    entries_.clear();
+    PMPI_Comm_group(MPI_COMM_WORLD, &world_group_);
+    entries_.push_back({MPI_COMM_WORLD, describe(MPI_COMM_WORLD, 0)});
+    entries_.push_back({MPI_COMM_SELF, describe(MPI_COMM_SELF, 1)});
+}
+
+CommInfo Communicators::describe(MPI_Comm comm, int64_t id) const
+{
+    CommInfo info;
+    info.id = id;
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    info.inter = inter != 0;
+    PMPI_Comm_size(comm, &info.size);
+    PMPI_Comm_rank(comm, &info.rank);
+    if (info.inter) PMPI_Comm_remote_size(comm, &info.remote_size);
+    return info;
+}
+
+int64_t Communicators::lowest_free_id() const
+{
+    int64_t id = 2;
+    std::vector<int64_t> used;
+    for (const auto& e : entries_) used.push_back(e.info.id);
+    std::sort(used.begin(), used.end());
+    for (int64_t u : used) {
+        if (u == id) ++id;
+    }
+    return id;
+}
+
+const CommInfo& Communicators::lookup(MPI_Comm comm)
+{
+    for (const auto& e : entries_) {
+        if (e.comm == comm) return e.info;
+    }
+    return add(comm);
+}
+
+const CommInfo& Communicators::add(MPI_Comm comm)
+{
+    for (auto& e : entries_) {
+        if (e.comm == comm) return e.info;
+    }
+    entries_.push_back({comm, describe(comm, lowest_free_id())});
+    return entries_.back().info;
+}
+
+int64_t Communicators::remove(MPI_Comm comm)
+{
+    for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        if (it->comm == comm && it->info.id > 1) {
+            const int64_t id = it->info.id;
+            entries_.erase(it);
+            return id;
+        }
+    }
+    return -1;
+}
+
+int Communicators::leader_world_rank(MPI_Comm comm) const
+{
+    MPI_Group group = MPI_GROUP_NULL;
+    PMPI_Comm_group(comm, &group);
+    int zero = 0;
+    int leader = MPI_UNDEFINED;
+    PMPI_Group_translate_ranks(group, 1, &zero, world_group_, &leader);
+    PMPI_Group_free(&group);
+    return leader;
+}
+
+}  // namespace htrace::capture

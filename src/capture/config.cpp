@@ -1,0 +1,73 @@
+#include "capture/config.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <string_view>
+#include <sys/stat.h>
+
+namespace htrace::capture {
+namespace {
+
+// A whole decimal integer in [low, high], nothing else around it.
+bool parse_bounded(std::string_view text, long low, long high, long& out)
+{
+    if (text.empty()) return false;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+    return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
+}
+
+}  // namespace
+
+ConfigResult read_config(const char* (*lookup)(const char*))
+{
+    ConfigResult result;
+    long value = 0;
+    if (const char* p = lookup("MERGE_PRECISION")) {
+        if (!parse_bounded(p, 0, 100, value)) {
+            result.error = std::string("MERGE_PRECISION='") + p + "' is not an integer from 0 to 100";
+            return result;
+        }
+        result.config.precision = static_cast<int>(value);
+    }
+    if (const char* p = lookup("HTRACE_FILE")) {
+        if (*p == '\0') {
+            result.error = "HTRACE_FILE is empty";
+            return result;
+        }
+        result.config.file = p;
+    }
+    if (const char* p = lookup("HTRACE_BINS")) {
+        if (!parse_bounded(p, 1, 1 << 16, value)) {
+            result.error = std::string("HTRACE_BINS='") + p + "' is not an integer from 1 to 65536";
+            return result;
+        }
+        result.config.histogram.bins = static_cast<uint32_t>(value);
+    }
+    if (const char* p = lookup("HTRACE_REBALANCE")) {
+        if (!parse_bounded(p, 1, 1L << 30, value)) {
+            result.error = std::string("HTRACE_REBALANCE='") + p + "' is not a positive integer";
+            return result;
+        }
+        result.config.histogram.rebalance_interval = static_cast<uint32_t>(value);
+    }
+    return result;
+}
+
+std::string check_output_path(const std::string& file)
+{
+    struct stat st {};
+    if (stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "HTRACE_FILE=" + file + " is a directory";
+    const auto slash = file.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
+    if (stat(dir.c_str(), &st) != 0) return "HTRACE_FILE=" + file + ": directory " + dir + ": " + std::strerror(errno);
+    if (!S_ISDIR(st.st_mode)) return "HTRACE_FILE=" + file + ": " + dir + " is not a directory";
+    if (access(dir.c_str(), W_OK) != 0) {
+        return "HTRACE_FILE=" + file + ": directory " + dir + " is not writable (" + std::strerror(errno) + ")";
+    }
+    return {};
+}
+
+}  // namespace htrace::capture

@@ -1,0 +1,27 @@
+#pragma once
+// The tracer's environment: MERGE_PRECISION, HTRACE_FILE, HTRACE_BINS, HTRACE_REBALANCE.
+
+#include "histogram/histogram.hpp"
+
+#include <string>
+
+namespace htrace::capture {
+
+struct Config {
+    int precision = 100;
+    std::string file = "trace.h";
+    HistogramConfig histogram;
+};
+
+struct ConfigResult {
+    Config config;
+    std::string error;  // one line naming the variable and what is wrong; empty when fine
+};
+
+// Reads the environment through `getenv`-like `lookup` (so tests can give their own).
+ConfigResult read_config(const char* (*lookup)(const char*));
+
+// Whether the trace file could be created where HTRACE_FILE says; the error names the problem.
+std::string check_output_path(const std::string& file);
+
+}  // namespace htrace::capture

@@ -1,0 +1,175 @@
+"""The one table of the MPI functions h-trace models.
+
+Every wrapper (C, Fortran mpif.h / `use mpi`, Fortran `use mpi_f08`) and the list of operations the
+trace knows are generated from this table by generate_wrappers.py. Any MPI function of the MPI
+library's mpi.h that is not listed here is still wrapped, recorded by name as an opaque event and
+counted.
+
+Each entry names the function (without `MPI_`), its kind, and its C parameters as in the MPI
+standard, each followed by `:role` when the tracer reads it. The generator checks the parameter
+types against the mpi.h in use, so an MPI library whose prototypes differ fails the build instead of
+silently losing a wrapper.
+
+Kinds (what the recorder does with the call):
+  init, finalize     the tracer's own start and end
+  send, recv         point-to-point; `peer` is the destination or the requested source
+  sendrecv           both at once; `peer` is the destination, `source` the source
+  probe              like recv, but moves no data
+  completion         Wait/Test family: completes requests
+  collective         every collective; `root` where there is one
+  comm_create        makes a communicator (`newcomm`) from `comm`
+  comm_free          frees `freecomm`
+
+Roles and what the trace makes of them:
+  count+datatype     send-side bytes (count x type size); for Bcast/Reduce/Allreduce/Scan/Exscan the
+                     bytes of the one buffer description
+  recvcount+recvtype receive-side bytes
+  sendcounts, recvcounts   per-peer counts: bytes are their sum over the communicator
+  sendtypes, recvtypes     per-peer types (Alltoallw and friends)
+  sendbuf            only to see MPI_IN_PLACE: then the send side of an operation that also has a
+                     receive side carries no bytes
+  peer, source, root ranks in `comm`; stored relative to the caller (see DESIGN.md, Endpoints)
+  tag, recvtag, comm, newcomm, freecomm
+  request            the request an operation creates
+  requests+request_count   the requests a completion call looks at (read before the call)
+  status, statuses   what matched (the tracer substitutes its own for MPI_STATUS(ES)_IGNORE)
+  index, flag, outcount, indices   what a completion call reports
+
+Send-side bytes of Scatter/Scatterv count only at the root, receive-side bytes of Gather/Gatherv
+only at the root, as MPI says those arguments are significant only there.
+"""
+
+SEND = "const void *buf:sendbuf, int count:count, MPI_Datatype datatype:datatype, int dest:peer, int tag:tag, MPI_Comm comm:comm"
+ISEND = SEND + ", MPI_Request *request:request"
+COLL_SR = ("const void *sendbuf:sendbuf, int sendcount:count, MPI_Datatype sendtype:datatype, "
+           "void *recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
+REDUCE_BODY = "const void *sendbuf:sendbuf, void *recvbuf, int count:count, MPI_Datatype datatype:datatype, MPI_Op op"
+V_ALLTOALL = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const int sdispls[], "
+              "MPI_Datatype sendtype:datatype, void *recvbuf, const int recvcounts[]:recvcounts, "
+              "const int rdispls[], MPI_Datatype recvtype:recvtype")
+W_ALLTOALL = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const int sdispls[], "
+              "const MPI_Datatype sendtypes[]:sendtypes, void *recvbuf, const int recvcounts[]:recvcounts, "
+              "const int rdispls[], const MPI_Datatype recvtypes[]:recvtypes")
+W_NEIGHBOR = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const MPI_Aint sdispls[], "
+              "const MPI_Datatype sendtypes[]:sendtypes, void *recvbuf, const int recvcounts[]:recvcounts, "
+              "const MPI_Aint rdispls[], const MPI_Datatype recvtypes[]:recvtypes")
+GATHERV = ("const void *sendbuf:sendbuf, int sendcount:count, MPI_Datatype sendtype:datatype, void *recvbuf, "
+           "const int recvcounts[]:recvcounts, const int displs[], MPI_Datatype recvtype:recvtype")
+SCATTERV = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const int displs[], "
+            "MPI_Datatype sendtype:datatype, void *recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
+ROOT = "int root:root"
+COMM = "MPI_Comm comm:comm"
+REQ = "MPI_Request *request:request"
+
+
+def _collective(name, params):
+    """A blocking collective and its non-blocking twin (`I` prefix, one more request argument)."""
+    return [(name, "collective", params), ("I" + name[0].lower() + name[1:], "collective", params + ", " + REQ)]
+
+
+FUNCTIONS = [
+    ("Init", "init", "int *argc, char ***argv"),
+    ("Init_thread", "init", "int *argc, char ***argv, int required, int *provided"),
+    ("Finalize", "finalize", ""),
+
+    ("Send", "send", SEND),
+    ("Bsend", "send", SEND),
+    ("Ssend", "send", SEND),
+    ("Rsend", "send", SEND),
+    ("Isend", "send", ISEND),
+    ("Ibsend", "send", ISEND),
+    ("Issend", "send", ISEND),
+    ("Irsend", "send", ISEND),
+    ("Recv", "recv", "void *buf, int count:recvcount, MPI_Datatype datatype:recvtype, int source:peer, int tag:tag, "
+                     "MPI_Comm comm:comm, MPI_Status *status:status"),
+    ("Irecv", "recv", "void *buf, int count:recvcount, MPI_Datatype datatype:recvtype, int source:peer, int tag:tag, "
+                      "MPI_Comm comm:comm, MPI_Request *request:request"),
+    ("Sendrecv", "sendrecv",
+     "const void *sendbuf, int sendcount:count, MPI_Datatype sendtype:datatype, int dest:peer, int sendtag:tag, "
+     "void *recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype, int source:source, int recvtag:recvtag, "
+     "MPI_Comm comm:comm, MPI_Status *status:status"),
+    ("Sendrecv_replace", "sendrecv",
+     "void *buf, int count:count, MPI_Datatype datatype:datatype, int dest:peer, int sendtag:tag, "
+     "int source:source, int recvtag:recvtag, MPI_Comm comm:comm, MPI_Status *status:status"),
+    ("Probe", "probe", "int source:peer, int tag:tag, MPI_Comm comm:comm, MPI_Status *status:status"),
+    ("Iprobe", "probe", "int source:peer, int tag:tag, MPI_Comm comm:comm, int *flag:flag, MPI_Status *status:status"),
+
+    ("Wait", "completion", "MPI_Request *request:requests, MPI_Status *status:status"),
+    ("Waitall", "completion", "int count:request_count, MPI_Request array_of_requests[]:requests, "
+                              "MPI_Status array_of_statuses[]:statuses"),
+    ("Waitany", "completion", "int count:request_count, MPI_Request array_of_requests[]:requests, int *index:index, "
+                              "MPI_Status *status:status"),
+    ("Waitsome", "completion", "int incount:request_count, MPI_Request array_of_requests[]:requests, "
+                               "int *outcount:outcount, int array_of_indices[]:indices, "
+                               "MPI_Status array_of_statuses[]:statuses"),
+    ("Test", "completion", "MPI_Request *request:requests, int *flag:flag, MPI_Status *status:status"),
+    ("Testall", "completion", "int count:request_count, MPI_Request array_of_requests[]:requests, int *flag:flag, "
+                              "MPI_Status array_of_statuses[]:statuses"),
+    ("Testany", "completion", "int count:request_count, MPI_Request array_of_requests[]:requests, int *index:index, "
+                              "int *flag:flag, MPI_Status *status:status"),
+    ("Testsome", "completion", "int incount:request_count, MPI_Request array_of_requests[]:requests, "
+                               "int *outcount:outcount, int array_of_indices[]:indices, "
+                               "MPI_Status array_of_statuses[]:statuses"),
+
+    *_collective("Barrier", COMM),
+    *_collective("Bcast", "void *buffer, int count:count, MPI_Datatype datatype:datatype, " + ROOT + ", " + COMM),
+    *_collective("Reduce", REDUCE_BODY + ", " + ROOT + ", " + COMM),
+    *_collective("Allreduce", REDUCE_BODY + ", " + COMM),
+    *_collective("Gather", COLL_SR + ", " + ROOT + ", " + COMM),
+    *_collective("Gatherv", GATHERV + ", " + ROOT + ", " + COMM),
+    *_collective("Scatter", COLL_SR + ", " + ROOT + ", " + COMM),
+    *_collective("Scatterv", SCATTERV + ", " + ROOT + ", " + COMM),
+    *_collective("Allgather", COLL_SR + ", " + COMM),
+    *_collective("Allgatherv", GATHERV + ", " + COMM),
+    *_collective("Alltoall", COLL_SR + ", " + COMM),
+    *_collective("Alltoallv", V_ALLTOALL + ", " + COMM),
+    *_collective("Alltoallw", W_ALLTOALL + ", " + COMM),
+    *_collective("Reduce_scatter", "const void *sendbuf:sendbuf, void *recvbuf, const int recvcounts[]:recvcounts, "
+                                   "MPI_Datatype datatype:recvtype, MPI_Op op, " + COMM),
+    *_collective("Reduce_scatter_block", "const void *sendbuf:sendbuf, void *recvbuf, int recvcount:recvcount, "
+                                         "MPI_Datatype datatype:recvtype, MPI_Op op, " + COMM),
+    *_collective("Scan", REDUCE_BODY + ", " + COMM),
+    *_collective("Exscan", REDUCE_BODY + ", " + COMM),
+    *_collective("Neighbor_allgather", COLL_SR + ", " + COMM),
+    *_collective("Neighbor_allgatherv", GATHERV + ", " + COMM),
+    *_collective("Neighbor_alltoall", COLL_SR + ", " + COMM),
+    *_collective("Neighbor_alltoallv", V_ALLTOALL + ", " + COMM),
+    *_collective("Neighbor_alltoallw", W_NEIGHBOR + ", " + COMM),
+
+    ("Comm_dup", "comm_create", "MPI_Comm comm:comm, MPI_Comm *newcomm:newcomm"),
+    ("Comm_dup_with_info", "comm_create", "MPI_Comm comm:comm, MPI_Info info, MPI_Comm *newcomm:newcomm"),
+    ("Comm_split", "comm_create", "MPI_Comm comm:comm, int color, int key, MPI_Comm *newcomm:newcomm"),
+    ("Comm_split_type", "comm_create", "MPI_Comm comm:comm, int split_type, int key, MPI_Info info, "
+                                       "MPI_Comm *newcomm:newcomm"),
+    ("Comm_create", "comm_create", "MPI_Comm comm:comm, MPI_Group group, MPI_Comm *newcomm:newcomm"),
+    ("Comm_create_group", "comm_create", "MPI_Comm comm:comm, MPI_Group group, int tag, MPI_Comm *newcomm:newcomm"),
+    ("Cart_create", "comm_create", "MPI_Comm comm_old:comm, int ndims, const int dims[], const int periods[], "
+                                   "int reorder, MPI_Comm *comm_cart:newcomm"),
+    ("Cart_sub", "comm_create", "MPI_Comm comm:comm, const int remain_dims[], MPI_Comm *newcomm:newcomm"),
+    ("Graph_create", "comm_create", "MPI_Comm comm_old:comm, int nnodes, const int index[], const int edges[], "
+                                    "int reorder, MPI_Comm *comm_graph:newcomm"),
+    ("Dist_graph_create_adjacent", "comm_create",
+     "MPI_Comm comm_old:comm, int indegree, const int sources[], const int sourceweights[], int outdegree, "
+     "const int destinations[], const int destweights[], MPI_Info info, int reorder, "
+     "MPI_Comm *comm_dist_graph:newcomm"),
+    ("Dist_graph_create", "comm_create",
+     "MPI_Comm comm_old:comm, int n, const int sources[], const int degrees[], const int destinations[], "
+     "const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph:newcomm"),
+    ("Intercomm_merge", "comm_create", "MPI_Comm intercomm:comm, int high, MPI_Comm *newintracomm:newcomm"),
+    ("Comm_free", "comm_free", "MPI_Comm *comm:freecomm"),
+]
+
+# Wrapped by no generated wrapper at all: handle conversions and clocks are not communication, are
+# called by the tracer itself, or (Pcontrol) take C varargs that cannot be forwarded.
+NOT_WRAPPED = {
+    "Wtime", "Wtick", "Pcontrol",
+    "Comm_c2f", "Comm_f2c", "Type_c2f", "Type_f2c", "Group_c2f", "Group_f2c", "Request_c2f", "Request_f2c",
+    "Op_c2f", "Op_f2c", "Info_c2f", "Info_f2c", "Win_c2f", "Win_f2c", "File_c2f", "File_f2c",
+    "Errhandler_c2f", "Errhandler_f2c", "Message_c2f", "Message_f2c", "Status_c2f", "Status_f2c",
+    "Status_c2f08", "Status_f082c", "Status_f2f08", "Status_f082f", "Session_c2f", "Session_f2c",
+}
+
+# Fortran entry points whose arguments are not the C ones plus ierror; their opaque Fortran
+# wrappers are left out (the C wrapper still counts them for C programs).
+FORTRAN_DIFFERENT = {"Comm_spawn", "Comm_spawn_multiple", "Get_address", "Address", "Aint_add", "Aint_diff",
+                     "Type_create_f90_real", "Type_create_f90_complex", "Type_create_f90_integer"}

@@ -1,0 +1,516 @@
+#include "capture/tracer.hpp"
+
+#include "capture/communicators.hpp"
+#include "capture/config.hpp"
+#include "capture/fortran.hpp"
+#include "capture/signature.hpp"
+#include "merge/loop_folding.hpp"
+#include "merge/radix_reduce.hpp"
+#include "trace/trace_file.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace htrace::capture {
+
+uint32_t operation_args(Op op)
+{
+    switch (op) {
+#define HTRACE_OPERATION_ARGS(name, roles) \
+    case Op::name:                         \
+        return roles;
+#include "operation_args.inc"
+#undef HTRACE_OPERATION_ARGS
+    default:
+        return 0;
+    }
+}
+
+namespace {
+
+constexpr size_t kOpaqueCount = 0
+#define HTRACE_OPAQUE(name) +1
+#include "opaque_list.inc"
+#undef HTRACE_OPAQUE
+    ;
+
+// A receive posted with a wildcard, waiting for the completion call that says what it matched.
+struct WildcardReceive {
+    CommInfo comm;
+    bool any_source;
+    bool any_tag;
+};
+
+class Tracer {
+public:
+    bool active() const { return active_.load(std::memory_order_relaxed); }
+    void record(Op op, const CallArgs& args, int rc, double entered);
+
+private:
+    void start(double entered);
+    void stop(double entered);
+    void fail_at_start(const std::string& message, bool print);
+    Event make_event(Op op, const CallArgs& args, int rc, double compute);
+    void add_point_to_point(Event& e, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_completion(Event& e, Op op, const CallArgs& args);
+    void add_collective(Event& e, Op op, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_matched(Event& e, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
+    void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
+
+    std::atomic<bool> active_{false};
+    std::mutex mutex_;
+    Config config_;
+    int world_rank_ = 0;
+    int world_size_ = 1;
+    MPI_Comm own_comm_ = MPI_COMM_NULL;
+    Communicators comms_;
+    LoopFolder folder_;
+    std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
+    std::vector<uint64_t> opaque_calls_ = std::vector<uint64_t>(kOpaqueCount, 0);
+    uint64_t calls_ = 0;
+    double started_ = 0;
+    double last_exit_ = 0;
+    int64_t start_time_ = 0;
+};
+
+Tracer& tracer()
+{
+    static Tracer* instance = new Tracer;  // never destroyed: wrappers may run during exit
+    return *instance;
+}
+
+int64_t relative_peer(int peer, const CommInfo& comm)
+{
+    if (peer == MPI_ANY_SOURCE) return kAnySource;
+    if (peer == MPI_PROC_NULL) return kProcNull;
+    if (peer == MPI_ROOT) return kRootSelf;
+    if (comm.inter || comm.size <= 0) return peer;
+    return ((int64_t(peer) - comm.rank) % comm.size + comm.size) % comm.size;
+}
+
+int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
+
+int64_t type_size(MPI_Datatype type)
+{
+    if (type == MPI_DATATYPE_NULL) return 0;
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    return size;
+}
+
+bool is_one_of(Op op, std::initializer_list<Op> ops)
+{
+    for (Op o : ops) {
+        if (o == op) return true;
+    }
+    return false;
+}
+
+bool is_neighbor(Op op)
+{
+    return is_one_of(op, {Op::Neighbor_allgather, Op::Neighbor_allgatherv, Op::Neighbor_alltoall,
+                          Op::Neighbor_alltoallv, Op::Neighbor_alltoallw, Op::Ineighbor_allgather,
+                          Op::Ineighbor_allgatherv, Op::Ineighbor_alltoall, Op::Ineighbor_alltoallv,
+                          Op::Ineighbor_alltoallw});
+}
+
+// How many peers a collective's per-peer arrays cover on one side.
+int peer_count(Op op, MPI_Comm comm, bool send_side)
+{
+    if (comm == MPI_COMM_NULL) return 0;
+    if (is_neighbor(op)) {
+        int topology = MPI_UNDEFINED;
+        PMPI_Topo_test(comm, &topology);
+        if (topology == MPI_CART) {
+            int dims = 0;
+            PMPI_Cartdim_get(comm, &dims);
+            return 2 * dims;
+        }
+        if (topology == MPI_GRAPH) {
+            int rank = 0;
+            int neighbors = 0;
+            PMPI_Comm_rank(comm, &rank);
+            PMPI_Graph_neighbors_count(comm, rank, &neighbors);
+            return neighbors;
+        }
+        if (topology == MPI_DIST_GRAPH) {
+            int in = 0;
+            int out = 0;
+            int weighted = 0;
+            PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+            return send_side ? out : in;
+        }
+        return 0;
+    }
+    int inter = 0;
+    PMPI_Comm_test_inter(comm, &inter);
+    int size = 0;
+    if (inter) {
+        PMPI_Comm_remote_size(comm, &size);
+    } else {
+        PMPI_Comm_size(comm, &size);
+    }
+    return size;
+}
+
+int64_t side_bytes(int count, MPI_Datatype type, const int* counts, const MPI_Datatype* types, int peers)
+{
+    if (counts == nullptr) return int64_t(count) * type_size(type);
+    int64_t total = 0;
+    for (int i = 0; i < peers; ++i) total += int64_t(counts[i]) * type_size(types ? types[i] : type);
+    return total;
+}
+
+void add_param(Event& e, Role role, int64_t value) { e.params.push_back({role, Value(value)}); }
+
+std::string command_line()
+{
+    std::ifstream file("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    for (char& c : all) {
+        if (c == '\0') c = ' ';
+    }
+    while (!all.empty() && all.back() == ' ') all.pop_back();
+    return all;
+}
+
+std::string library_version()
+{
+    char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+    int length = 0;
+    PMPI_Get_library_version(version, &length);
+    std::string text(version, static_cast<size_t>(std::max(length, 0)));
+    if (auto end = text.find_first_of("\n,"); end != std::string::npos) text.resize(end);
+    return text;
+}
+
+void assign_ranks(Sequence& seq, const RankList& ranks)
+{
+    for (auto& node : seq) {
+        if (node.is_event()) {
+            node.event().ranks = ranks;
+        } else {
+            assign_ranks(node.loop().body, ranks);
+        }
+    }
+}
+
+}  // namespace
+
+double now_seconds() noexcept
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool tracer_active() noexcept { return tracer().active(); }
+
+void record_call(Op op, const CallArgs& args, int rc, double entered) noexcept
+{
+    try {
+        tracer().record(op, args, rc, entered);
+    } catch (...) {
+        // Out of memory while recording: the application must go on unaffected.
+    }
+}
+
+// ---- The life of the tracer -----------------------------------------------------------------------
+
+void Tracer::fail_at_start(const std::string& message, bool print)
+{
+    if (print) std::fprintf(stderr, "h-trace: %s\n", message.c_str());
+    std::fflush(stderr);
+    PMPI_Finalize();
+    std::exit(1);
+}
+
+void Tracer::start(double entered)
+{
+    PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
+    PMPI_Comm_size(MPI_COMM_WORLD, &world_size_);
+    PMPI_Comm_dup(MPI_COMM_WORLD, &own_comm_);
+
+    // Every rank reads the same environment, so every rank stops on the same error; only rank 0
+    // says so. The output directory is checked where the file will be written, on rank 0.
+    ConfigResult config = read_config([](const char* name) -> const char* { return std::getenv(name); });
+    if (!config.error.empty()) fail_at_start(config.error, world_rank_ == 0);
+    config_ = config.config;
+    int path_ok = 1;
+    std::string path_error;
+    if (world_rank_ == 0) {
+        path_error = check_output_path(config_.file);
+        path_ok = path_error.empty() ? 1 : 0;
+    }
+    PMPI_Bcast(&path_ok, 1, MPI_INT, 0, own_comm_);
+    if (!path_ok) fail_at_start(path_error, world_rank_ == 0);
+
+    comms_.start();
+    started_ = entered;
+    last_exit_ = entered;
+    start_time_ = static_cast<int64_t>(std::time(nullptr));
+    active_.store(true);
+}
+
+void Tracer::record(Op op, const CallArgs& args, int rc, double entered)
+{
+    if (op == Op::Init || op == Op::Init_thread) {
+        if (rc != MPI_SUCCESS) return;
+        std::lock_guard lock(mutex_);
+        start(entered);
+    }
+    if (op == Op::Finalize) {
+        std::lock_guard lock(mutex_);
+        if (!active()) return;
+        stop(entered);
+        return;
+    }
+    std::lock_guard lock(mutex_);
+    if (!active()) return;
+    const double compute = entered - last_exit_;
+    Event e = make_event(op, args, rc, compute > 0 ? compute : 0.0);
+    ++calls_;
+    const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
+    if (static_cast<size_t>(op) >= static_cast<size_t>(Op::first_opaque) && index < opaque_calls_.size()) {
+        ++opaque_calls_[index];
+    }
+    folder_.append(std::move(e));
+    last_exit_ = now_seconds();
+}
+
+void Tracer::stop(double entered)
+{
+    Event finalize;
+    finalize.op = Op::Finalize;
+    finalize.signature = call_path_signature();
+    finalize.compute.add(std::max(0.0, entered - last_exit_));
+    folder_.append(std::move(finalize));
+    ++calls_;
+    active_.store(false);
+
+    Sequence mine = folder_.finish();
+    assign_ranks(mine, RankList(world_rank_));
+
+    double traced = entered - started_;
+    double slowest = traced;
+    PMPI_Reduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, own_comm_);
+    std::vector<uint64_t> counts = opaque_calls_;
+    counts.push_back(calls_);
+    std::vector<uint64_t> totals(counts.size(), 0);
+    PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
+
+    const double merge_start = now_seconds();
+    ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_);
+    const double merge_seconds = now_seconds() - merge_start;
+    if (world_rank_ == 0) {
+        if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
+        if (reduced.merged) write_trace(std::move(*reduced.merged), slowest, merge_seconds);
+        std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
+        uint64_t opaque = 0;
+        for (size_t i = 0; i + 1 < totals.size(); ++i) opaque += totals[i];
+        if (opaque > 0) {
+            std::fprintf(stderr, ", %llu of them by name only:", static_cast<unsigned long long>(opaque));
+            for (size_t i = 0; i + 1 < totals.size(); ++i) {
+                if (totals[i] == 0) continue;
+                const auto name = operation_name(opaque_operation(static_cast<uint32_t>(i)));
+                std::fprintf(stderr, " %.*s x%llu", static_cast<int>(name.size()), name.data(),
+                             static_cast<unsigned long long>(totals[i]));
+            }
+        }
+        std::fprintf(stderr, "\n");
+    }
+    PMPI_Comm_free(&own_comm_);
+}
+
+void Tracer::write_trace(Sequence merged, double traced_seconds, double merge_seconds)
+{
+    Trace trace;
+    trace.header.ranks = world_size_;
+    trace.header.precision = config_.precision;
+    trace.header.histogram = config_.histogram;
+    // One seed for the replay of this trace; replay can override it.
+    trace.header.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) *
+                        0x9E3779B97F4A7C15ull;
+    trace.header.mpi_library = library_version();
+    trace.header.command_line = command_line();
+    trace.header.start_time = start_time_;
+    trace.header.traced_seconds = traced_seconds;
+    trace.body = std::move(merged);
+    const double write_start = now_seconds();
+    const std::string error = write_trace_file(config_.file, trace);
+    if (!error.empty()) {
+        std::fprintf(stderr, "h-trace: cannot write %s: %s\n", config_.file.c_str(), error.c_str());
+        return;
+    }
+    std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %zu bytes; merge %.3f s, write %.3f s)\n", config_.file.c_str(),
+                 world_size_, encode_trace(trace).size(), merge_seconds, now_seconds() - write_start);
+}
+
+// ---- From a call to an event ----------------------------------------------------------------------
+
+Event Tracer::make_event(Op op, const CallArgs& args, int rc, double compute)
+{
+    Event e;
+    e.op = op;
+    e.signature = call_path_signature();
+    e.compute.add(compute);
+    const uint32_t present = operation_args(op);
+    const auto kind = operation_kind(op);
+    if (kind == OperationKind::opaque || kind == OperationKind::init) return e;
+
+    if (kind == OperationKind::completion) {
+        add_completion(e, op, args);
+        return e;
+    }
+    if (kind == OperationKind::comm_free) {
+        add_param(e, Role::comm, comms_.remove(args.comm));
+        return e;
+    }
+    const CommInfo comm = comms_.lookup(args.comm);
+    switch (kind) {
+    case OperationKind::send:
+    case OperationKind::recv:
+    case OperationKind::sendrecv:
+    case OperationKind::probe:
+        add_point_to_point(e, args, comm, present);
+        if (rc == MPI_SUCCESS && op == Op::Irecv && (args.peer == MPI_ANY_SOURCE || args.tag == MPI_ANY_TAG)) {
+            wildcard_receives_[args.request].push_back(
+                {comm, args.peer == MPI_ANY_SOURCE, args.tag == MPI_ANY_TAG});
+        }
+        if (rc == MPI_SUCCESS && (present & arg::status) && args.status && (op != Op::Iprobe || args.flag)) {
+            const bool any_source = (present & arg::source) ? args.source == MPI_ANY_SOURCE : args.peer == MPI_ANY_SOURCE;
+            const int wanted_tag = (present & arg::recvtag) ? args.recvtag : args.tag;
+            add_matched(e, comm, any_source, wanted_tag == MPI_ANY_TAG, *args.status);
+        }
+        break;
+    case OperationKind::collective:
+        add_collective(e, op, args, comm, present);
+        break;
+    case OperationKind::comm_create: {
+        add_param(e, Role::comm, comm.id);
+        if (rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL) {
+            const CommInfo& created = comms_.add(args.newcomm);
+            add_param(e, Role::new_comm, created.id);
+            add_param(e, Role::color, comms_.leader_world_rank(args.newcomm));
+            add_param(e, Role::key, created.rank);
+        } else {
+            add_param(e, Role::new_comm, kNoComm);
+            add_param(e, Role::color, kNoComm);
+            add_param(e, Role::key, kNoComm);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    return e;
+}
+
+void Tracer::add_point_to_point(Event& e, const CallArgs& args, const CommInfo& comm, uint32_t present)
+{
+    add_param(e, Role::peer, relative_peer(args.peer, comm));
+    add_param(e, Role::tag, tag_value(args.tag));
+    if (present & arg::count) add_param(e, Role::bytes, int64_t(args.count) * type_size(args.datatype));
+    if (present & arg::source) {
+        add_param(e, Role::source, relative_peer(args.source, comm));
+        add_param(e, Role::recv_tag, tag_value(args.recvtag));
+    }
+    if (present & arg::recvcount) add_param(e, Role::recv_bytes, int64_t(args.recvcount) * type_size(args.recvtype));
+    if (present & arg::flag) add_param(e, Role::completed, args.flag);
+    add_param(e, Role::comm, comm.id);
+}
+
+void Tracer::add_matched(Event& e, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status)
+{
+    if (any_source) add_param(e, Role::matched_peer, relative_peer(status.MPI_SOURCE, comm));
+    if (any_tag) add_param(e, Role::matched_tag, status.MPI_TAG);
+}
+
+void Tracer::add_completion(Event& e, Op op, const CallArgs& args)
+{
+    const bool single = op == Op::Wait || op == Op::Test;
+    const int count = single ? 1 : args.request_count;
+    add_param(e, Role::requests, count);
+    const bool tests = op == Op::Test || op == Op::Testall || op == Op::Testany;
+    if (tests) add_param(e, Role::completed, args.flag);
+    if (op == Op::Waitsome || op == Op::Testsome) add_param(e, Role::completed, args.outcount);
+    if (wildcard_receives_.empty() || args.requests == nullptr) return;
+
+    // Which of the given requests completed, and where their statuses are.
+    auto matched = [&](int request_index, const MPI_Status* status) {
+        if (request_index < 0 || request_index >= count || status == nullptr) return;
+        auto found = wildcard_receives_.find(args.requests[request_index]);
+        if (found == wildcard_receives_.end()) return;
+        const WildcardReceive receive = found->second.back();
+        found->second.pop_back();
+        if (found->second.empty()) wildcard_receives_.erase(found);
+        add_matched(e, receive.comm, receive.any_source, receive.any_tag, *status);
+    };
+    if (op == Op::Wait || (op == Op::Test && args.flag)) {
+        matched(0, args.status);
+    } else if (op == Op::Waitall || (op == Op::Testall && args.flag)) {
+        for (int i = 0; i < count; ++i) matched(i, args.statuses ? &args.statuses[i] : nullptr);
+    } else if ((op == Op::Waitany || (op == Op::Testany && args.flag)) && args.index != MPI_UNDEFINED) {
+        matched(args.index, args.status);
+    } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
+        for (int k = 0; k < args.outcount; ++k) matched(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
+    }
+}
+
+void Tracer::add_collective(Event& e, Op op, const CallArgs& args, const CommInfo& comm, uint32_t present)
+{
+    const bool rooted = (present & arg::root) != 0;
+    const bool at_root = rooted && (comm.inter ? args.root == MPI_ROOT : args.root == comm.rank);
+    const bool has_send = (present & (arg::count | arg::sendcounts)) != 0;
+    const bool has_recv = (present & (arg::recvcount | arg::recvcounts)) != 0;
+    bool send_counts = has_send;
+    bool recv_counts = has_recv;
+    if (is_one_of(op, {Op::Scatter, Op::Scatterv, Op::Iscatter, Op::Iscatterv}) && !at_root) send_counts = false;
+    if (is_one_of(op, {Op::Gather, Op::Gatherv, Op::Igather, Op::Igatherv}) && !at_root) recv_counts = false;
+    if (has_send && has_recv && args.sendbuf == MPI_IN_PLACE) send_counts = false;
+
+    if (has_send) {
+        add_param(e, Role::bytes,
+                  send_counts ? side_bytes(args.count, args.datatype, args.sendcounts, args.sendtypes,
+                                           args.sendcounts ? peer_count(op, args.comm, true) : 0)
+                              : 0);
+    }
+    if (has_recv) {
+        add_param(e, Role::recv_bytes,
+                  recv_counts ? side_bytes(args.recvcount, args.recvtype, args.recvcounts, args.recvtypes,
+                                           args.recvcounts ? peer_count(op, args.comm, false) : 0)
+                              : 0);
+    }
+    // The root is the same rank for every member, so it is kept as it is, not relative.
+    if (rooted) add_param(e, Role::root, args.root == MPI_ROOT ? kRootSelf : args.root == MPI_PROC_NULL ? kProcNull : args.root);
+    add_param(e, Role::comm, comm.id);
+}
+
+}  // namespace htrace::capture
+
+// ---- Fortran helpers that need the tracer's knowledge ---------------------------------------------
+
+namespace htrace::capture {
+
+extern "C" {
+// Open MPI's and MPICH's Fortran MPI_IN_PLACE; weak so that either library (or none) links.
+extern int mpi_fortran_in_place_ __attribute__((weak));
+extern void* MPIR_F_MPI_IN_PLACE __attribute__((weak));
+}
+
+const void* fortran_buffer(const void* buffer)
+{
+    if (&mpi_fortran_in_place_ != nullptr && buffer == &mpi_fortran_in_place_) return MPI_IN_PLACE;
+    if (&MPIR_F_MPI_IN_PLACE != nullptr && buffer == MPIR_F_MPI_IN_PLACE) return MPI_IN_PLACE;
+    return buffer;
+}
+
+int send_peer_count(const Call& call) { return peer_count(call.op(), call.args().comm, true); }
+int recv_peer_count(const Call& call) { return peer_count(call.op(), call.args().comm, false); }
+
+}  // namespace htrace::capture

@@ -1,0 +1,231 @@
+#include "merge/loop_folding.hpp"
+
+#include <algorithm>
+
+namespace htrace {
+namespace {
+
+constexpr uint64_t kHashBase = 0x9E3779B97F4A7C15ull;
+constexpr size_t kMaxCandidates = 32;
+
+uint64_t mix(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+}  // namespace
+
+uint64_t node_key(const Node& node)
+{
+    if (node.is_event()) {
+        const Event& e = node.event();
+        return mix(e.signature ^ (uint64_t(static_cast<uint16_t>(e.op)) << 48) ^ 0x1234567ull);
+    }
+    uint64_t h = 0x51ed27ull;
+    for (const auto& child : node.loop().body) h = h * kHashBase + node_key(child);
+    return mix(h ^ 0xabcdefull);
+}
+
+bool nodes_match_exactly(const Node& a, const Node& b)
+{
+    if (a.is_event() != b.is_event()) return false;
+    if (a.is_event()) {
+        const Event& x = a.event();
+        const Event& y = b.event();
+        return x.op == y.op && x.signature == y.signature && x.params == y.params;
+    }
+    const Loop& x = a.loop();
+    const Loop& y = b.loop();
+    if (!(x.iterations == y.iterations) || x.body.size() != y.body.size()) return false;
+    for (size_t i = 0; i < x.body.size(); ++i) {
+        if (!nodes_match_exactly(x.body[i], y.body[i])) return false;
+    }
+    return true;
+}
+
+void absorb_exact(Node& into, const Node& from)
+{
+    if (into.is_event()) {
+        into.event().compute.merge(from.event().compute);
+        return;
+    }
+    auto& body = into.loop().body;
+    const auto& other = from.loop().body;
+    for (size_t i = 0; i < body.size(); ++i) absorb_exact(body[i], other[i]);
+}
+
+LoopFolder::LoopFolder()
+{
+    powers_.resize(2 * kMaxBody + 2);
+    powers_[0] = 1;
+    for (size_t i = 1; i < powers_.size(); ++i) powers_[i] = powers_[i - 1] * kHashBase;
+}
+
+uint64_t LoopFolder::range_hash(size_t begin, size_t end) const
+{
+    const uint64_t before = begin == 0 ? 0 : slots_[begin - 1].prefix;
+    return slots_[end - 1].prefix - before * powers_[end - begin];
+}
+
+void LoopFolder::push(Node node)
+{
+    Slot slot{};
+    slot.key = node_key(node);
+    slot.prefix = (slots_.empty() ? 0 : slots_.back().prefix) * kHashBase + slot.key;
+    auto [it, inserted] = last_with_key_.try_emplace(slot.key, -1);
+    slot.prev_same = it->second;
+    it->second = static_cast<int64_t>(seq_.size());
+    if (node.is_loop()) {
+        uint64_t h = 0;
+        for (const auto& child : node.loop().body) h = h * kHashBase + node_key(child);
+        slot.body_hash = h;
+        loop_positions_.push_back(seq_.size());
+    }
+    seq_.push_back(std::move(node));
+    slots_.push_back(slot);
+}
+
+void LoopFolder::pop_back()
+{
+    const Slot& slot = slots_.back();
+    if (slot.prev_same < 0) {
+        last_with_key_.erase(slot.key);
+    } else {
+        last_with_key_[slot.key] = slot.prev_same;
+    }
+    if (!loop_positions_.empty() && loop_positions_.back() == seq_.size() - 1) loop_positions_.pop_back();
+    seq_.pop_back();
+    slots_.pop_back();
+}
+
+// The sequence ends in a loop followed by exactly one more copy of its body: count it.
+bool LoopFolder::extend_loop()
+{
+    const size_t n = seq_.size();
+    for (auto it = loop_positions_.rbegin(); it != loop_positions_.rend(); ++it) {
+        const size_t q = *it;
+        if (n - 1 - q > kMaxBody) break;
+        Loop& loop = seq_[q].loop();
+        const size_t m = loop.body.size();
+        if (q + 1 + m != n) continue;
+        if (range_hash(q + 1, n) != slots_[q].body_hash) continue;
+        for (size_t i = 0; i < m; ++i) {
+            if (!nodes_match_exactly(loop.body[i], seq_[q + 1 + i])) return false;
+        }
+        if (!loop.iterations.is_exact()) return false;
+        for (size_t i = 0; i < m; ++i) absorb_exact(loop.body[i], seq_[q + 1 + i]);
+        loop.iterations = Value(loop.iterations.exact() + 1);
+        for (size_t i = 0; i < m; ++i) pop_back();
+        return true;
+    }
+    return false;
+}
+
+// The sequence ends in X X: fold it into loop(2) { X }.
+bool LoopFolder::fold_repeat()
+{
+    const size_t n = seq_.size();
+    int64_t p = slots_.back().prev_same;
+    for (size_t tried = 0; p >= 0 && tried < kMaxCandidates; ++tried, p = slots_[static_cast<size_t>(p)].prev_same) {
+        const size_t len = n - 1 - static_cast<size_t>(p);
+        if (len > kMaxBody) break;
+        if (2 * len > n) continue;
+        const size_t first = n - 2 * len;
+        if (range_hash(first, first + len) != range_hash(first + len, n)) continue;
+        bool same = true;
+        for (size_t i = 0; i < len && same; ++i) same = nodes_match_exactly(seq_[first + i], seq_[first + len + i]);
+        if (!same) continue;
+        Loop loop;
+        loop.iterations = Value(int64_t{2});
+        loop.body.reserve(len);
+        for (size_t i = 0; i < len; ++i) {
+            absorb_exact(seq_[first + i], seq_[first + len + i]);
+            loop.body.push_back(std::move(seq_[first + i]));
+        }
+        while (seq_.size() > first) pop_back();
+        push(Node{std::move(loop)});
+        return true;
+    }
+    return false;
+}
+
+void LoopFolder::fold()
+{
+    while (!seq_.empty() && (extend_loop() || fold_repeat())) {
+    }
+}
+
+void LoopFolder::start_fast_path()
+{
+    fast_ = !seq_.empty() && seq_.back().is_loop() && seq_.back().loop().iterations.is_exact();
+    fast_next_ = 0;
+    fast_times_.clear();
+}
+
+bool LoopFolder::fast_append(Event& event)
+{
+    Loop& loop = seq_.back().loop();
+    const Node& expected = loop.body[fast_next_];
+    if (!expected.is_event()) return false;
+    const Event& e = expected.event();
+    if (e.op != event.op || e.signature != event.signature || e.params != event.params) return false;
+    fast_times_.push_back(event.compute.mean);
+    if (++fast_next_ < loop.body.size()) return true;
+    for (size_t i = 0; i < loop.body.size(); ++i) loop.body[i].event().compute.add(fast_times_[i]);
+    loop.iterations = Value(loop.iterations.exact() + 1);
+    fast_next_ = 0;
+    fast_times_.clear();
+    return true;
+}
+
+// The calls seen so far of an unfinished iteration become ordinary elements again.
+void LoopFolder::leave_fast_path()
+{
+    fast_ = false;
+    if (fast_next_ == 0) return;
+    const Loop& loop = seq_.back().loop();
+    std::vector<Node> partial;
+    for (size_t i = 0; i < fast_next_; ++i) {
+        Event copy = loop.body[i].event();
+        copy.compute = TimeStats{};
+        copy.compute.add(fast_times_[i]);
+        partial.push_back(Node{std::move(copy)});
+    }
+    fast_next_ = 0;
+    fast_times_.clear();
+    for (auto& node : partial) {
+        push(std::move(node));
+        fold();
+    }
+}
+
+void LoopFolder::append(Event event)
+{
+    if (fast_) {
+        if (fast_append(event)) return;
+        // A loop in the body, or a call that breaks the pattern: fold the slow way, which also
+        // finds nested loops.
+        leave_fast_path();
+    }
+    push(Node{std::move(event)});
+    fold();
+    start_fast_path();
+}
+
+Sequence LoopFolder::finish()
+{
+    if (fast_) leave_fast_path();
+    Sequence out = std::move(seq_);
+    seq_.clear();
+    slots_.clear();
+    loop_positions_.clear();
+    last_with_key_.clear();
+    return out;
+}
+
+}  // namespace htrace

@@ -1,0 +1,65 @@
+#pragma once
+// Intra-node compression on the fly: each call is appended to the rank's sequence, and repeated
+// sequences fold into loops (RSD), nested (PRSD), exactly as long as everything matches. Memory
+// stays proportional to the folded sequence, not to the number of calls.
+
+#include "trace/event.hpp"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace htrace {
+
+class LoopFolder {
+public:
+    LoopFolder();
+
+    void append(Event event);
+    // The folded sequence; the folder is empty afterwards.
+    Sequence finish();
+
+    size_t top_level_size() const { return seq_.size(); }
+
+    // A loop body at most this many top-level elements long is found; longer repeats stay unfolded.
+    static constexpr size_t kMaxBody = 256;
+
+private:
+    struct Slot {
+        uint64_t key;        // what must be equal for two elements to possibly match
+        uint64_t prefix;     // polynomial hash of the keys up to and including this one
+        int64_t prev_same;   // previous position with the same key, or -1
+        uint64_t body_hash;  // loops: the hash of their body's keys
+    };
+
+    void push(Node node);
+    void pop_back();
+    void fold();
+    bool extend_loop();
+    bool fold_repeat();
+    uint64_t range_hash(size_t begin, size_t end) const;
+    void start_fast_path();
+    bool fast_append(Event& event);
+    void leave_fast_path();
+
+    Sequence seq_;
+    std::vector<Slot> slots_;
+    std::vector<size_t> loop_positions_;
+    std::unordered_map<uint64_t, int64_t> last_with_key_;
+    std::vector<uint64_t> powers_;
+
+    // Fast path: while the sequence ends in a loop whose body is being repeated call by call, the
+    // calls are checked against the body in place and only their times are kept until the
+    // iteration completes.
+    bool fast_ = false;
+    size_t fast_next_ = 0;
+    std::vector<double> fast_times_;
+};
+
+// Keys and matching shared with the inter-node merge.
+uint64_t node_key(const Node& node);
+bool nodes_match_exactly(const Node& a, const Node& b);
+// `into` and `from` match exactly: fold `from`'s times into `into`.
+void absorb_exact(Node& into, const Node& from);
+
+}  // namespace htrace

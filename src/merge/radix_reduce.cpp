@@ -1,0 +1,68 @@
+#include "merge/radix_reduce.hpp"
+
+#include "merge/rank_merge.hpp"
+#include "trace/trace_file.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace htrace {
+namespace {
+
+constexpr int kSizeTag = 7101;
+constexpr int kPayloadTag = 7102;
+constexpr uint64_t kChunk = uint64_t(1) << 30;  // MPI counts are ints
+
+void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm)
+{
+    uint64_t size = bytes.size();
+    PMPI_Send(&size, 1, MPI_UINT64_T, to, kSizeTag, comm);
+    for (uint64_t offset = 0; offset < size; offset += kChunk) {
+        const auto n = static_cast<int>(std::min(kChunk, size - offset));
+        PMPI_Send(bytes.data() + offset, n, MPI_BYTE, to, kPayloadTag, comm);
+    }
+}
+
+std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm)
+{
+    uint64_t size = 0;
+    PMPI_Recv(&size, 1, MPI_UINT64_T, from, kSizeTag, comm, MPI_STATUS_IGNORE);
+    std::vector<uint8_t> bytes(size);
+    for (uint64_t offset = 0; offset < size; offset += kChunk) {
+        const auto n = static_cast<int>(std::min(kChunk, size - offset));
+        PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, kPayloadTag, comm, MPI_STATUS_IGNORE);
+    }
+    return bytes;
+}
+
+}  // namespace
+
+ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm)
+{
+    int rank = 0;
+    int size = 1;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    ReduceResult result;
+    // Round k: ranks with bit k set hand their trace to rank - 2^k and are done. Children always
+    // hold higher ranks than their parent, so the parent's events stay first where order is free.
+    for (int step = 1; step < size; step <<= 1) {
+        if (rank & step) {
+            send_bytes(encode_sequence(mine), rank - step, comm);
+            return result;
+        }
+        if (rank + step < size) {
+            auto decoded = decode_sequence(receive_bytes(rank + step, comm));
+            if (!decoded.sequence) {
+                if (result.error.empty()) result.error = "trace of rank " + std::to_string(rank + step) + ": " + decoded.error;
+                continue;
+            }
+            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence));
+        }
+    }
+    result.merged = std::move(mine);
+    return result;
+}
+
+}  // namespace htrace

@@ -1,0 +1,244 @@
+#include "merge/rank_merge.hpp"
+
+#include "merge/loop_folding.hpp"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace htrace {
+namespace {
+
+// Sequences longer than this are aligned window by window (near-linear for similar traces).
+constexpr size_t kAlignWindow = 384;
+
+bool is_collective(const Event& e) { return operation_kind(e.op) == OperationKind::collective; }
+
+bool contains_collective(const Sequence& seq)
+{
+    for (const auto& node : seq) {
+        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) return true;
+    }
+    return false;
+}
+
+bool same_roles(const Event& a, const Event& b)
+{
+    if (a.params.size() != b.params.size()) return false;
+    for (size_t i = 0; i < a.params.size(); ++i) {
+        if (a.params[i].role != b.params[i].role) return false;
+    }
+    return true;
+}
+
+bool events_align(const Event& a, const Event& b)
+{
+    if (a.op != b.op || !same_roles(a, b)) return false;
+    if (a.signature == b.signature) return true;
+    // Collectives meet on their communicator whatever call site issued them: replay must issue
+    // one instance for all its members.
+    if (!is_collective(a)) return false;
+    const Value* ca = a.find(Role::comm);
+    const Value* cb = b.find(Role::comm);
+    return ca != nullptr && cb != nullptr && *ca == *cb;
+}
+
+std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
+{
+    if (v.is_per_rank()) return v.per_rank();
+    return {PerRankValue{v.exact(), ranks}};
+}
+
+// Both sides' values, kept per rank where they differ.
+Value combine(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b)
+{
+    if (a == b && a.is_exact()) return a;
+    std::map<int64_t, RankList> by_value;
+    for (const auto& side : {as_per_rank(a, ranks_a), as_per_rank(b, ranks_b)}) {
+        for (const auto& entry : side) {
+            auto [it, inserted] = by_value.try_emplace(entry.value, entry.ranks);
+            if (!inserted) it->second = it->second.unite(entry.ranks);
+        }
+    }
+    if (by_value.size() == 1) return Value(by_value.begin()->first);
+    std::vector<PerRankValue> entries;
+    for (auto& [value, ranks] : by_value) entries.push_back({value, std::move(ranks)});
+    return Value(std::move(entries));
+}
+
+bool value_combinable(const Value& v) { return !v.is_histogram(); }
+
+class Aligner {
+public:
+    // Weight of aligning a with b (0: they cannot align).
+    double weight(const Node& a, const Node& b)
+    {
+        if (a.is_event() != b.is_event()) return 0;
+        if (a.is_event()) {
+            const Event& x = a.event();
+            const Event& y = b.event();
+            if (!events_align(x, y)) return 0;
+            for (size_t i = 0; i < x.params.size(); ++i) {
+                if (!(x.params[i].value == y.params[i].value) &&
+                    (!value_combinable(x.params[i].value) || !value_combinable(y.params[i].value))) {
+                    return 0;
+                }
+            }
+            // Collectives weigh more: leaving one unaligned would split an instance in replay.
+            return is_collective(x) ? 4.0 : 1.0;
+        }
+        const Loop& x = a.loop();
+        const Loop& y = b.loop();
+        if (!(x.iterations == y.iterations)) {
+            if (!value_combinable(x.iterations) || !value_combinable(y.iterations)) return 0;
+            // Ranks that iterate different numbers of times cannot share a collective instance.
+            if (contains_collective(x.body) || contains_collective(y.body)) return 0;
+        }
+        auto key = std::make_pair(&a, &b);
+        auto found = loop_weights_.find(key);
+        if (found != loop_weights_.end()) return found->second;
+        const double w = align(x.body, y.body).weight;
+        loop_weights_[key] = w;
+        return w;
+    }
+
+    struct Alignment {
+        std::vector<std::pair<size_t, size_t>> pairs;
+        double weight = 0;
+    };
+
+    Alignment align(const Sequence& a, const Sequence& b)
+    {
+        Alignment result;
+        size_t i = 0;
+        size_t j = 0;
+        while (i < a.size() && j < b.size()) {
+            const size_t wa = std::min(a.size() - i, kAlignWindow);
+            const size_t wb = std::min(b.size() - j, kAlignWindow);
+            Alignment window = align_window(a, i, wa, b, j, wb);
+            const bool whole = (i + wa == a.size()) && (j + wb == b.size());
+            if (window.pairs.empty()) {
+                if (whole) break;
+                i += std::max<size_t>(1, wa / 2);
+                j += std::max<size_t>(1, wb / 2);
+                continue;
+            }
+            size_t committed = 0;
+            for (const auto& pair : window.pairs) {
+                const bool in_first_half = pair.first < i + wa / 2 + 1 && pair.second < j + wb / 2 + 1;
+                if (!whole && committed > 0 && !in_first_half) break;
+                result.pairs.push_back(pair);
+                result.weight += weight(a[pair.first], b[pair.second]);
+                ++committed;
+            }
+            i = result.pairs.back().first + 1;
+            j = result.pairs.back().second + 1;
+            if (whole) break;
+        }
+        return result;
+    }
+
+private:
+    Alignment align_window(const Sequence& a, size_t ia, size_t na, const Sequence& b, size_t ib, size_t nb)
+    {
+        // Classic LCS table with weights; ties prefer skipping in `a` first so that, between
+        // aligned pairs, each side keeps its order.
+        std::vector<double> table((na + 1) * (nb + 1), 0.0);
+        auto at = [&](size_t x, size_t y) -> double& { return table[x * (nb + 1) + y]; };
+        for (size_t x = na; x-- > 0;) {
+            for (size_t y = nb; y-- > 0;) {
+                double best = std::max(at(x + 1, y), at(x, y + 1));
+                const double w = weight(a[ia + x], b[ib + y]);
+                if (w > 0) best = std::max(best, w + at(x + 1, y + 1));
+                at(x, y) = best;
+            }
+        }
+        Alignment out;
+        size_t x = 0;
+        size_t y = 0;
+        while (x < na && y < nb) {
+            const double w = weight(a[ia + x], b[ib + y]);
+            if (w > 0 && at(x, y) == w + at(x + 1, y + 1)) {
+                out.pairs.emplace_back(ia + x, ib + y);
+                out.weight += w;
+                ++x;
+                ++y;
+            } else if (at(x, y) == at(x + 1, y)) {
+                ++x;
+            } else {
+                ++y;
+            }
+        }
+        return out;
+    }
+
+    std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
+};
+
+Node merge_nodes(Node a, Node b);
+
+Sequence merge_aligned(Sequence a, Sequence b)
+{
+    // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
+    const auto alignment = Aligner().align(a, b);
+    Sequence out;
+    out.reserve(a.size() + b.size() - alignment.pairs.size());
+    size_t i = 0;
+    size_t j = 0;
+    for (const auto& [pa, pb] : alignment.pairs) {
+        while (i < pa) out.push_back(std::move(a[i++]));
+        while (j < pb) out.push_back(std::move(b[j++]));
+        out.push_back(merge_nodes(std::move(a[i++]), std::move(b[j++])));
+    }
+    while (i < a.size()) out.push_back(std::move(a[i++]));
+    while (j < b.size()) out.push_back(std::move(b[j++]));
+    return out;
+}
+
+Node merge_nodes(Node a, Node b)
+{
+    if (a.is_event()) {
+        Event& x = a.event();
+        const Event& y = b.event();
+        for (size_t i = 0; i < x.params.size(); ++i) {
+            x.params[i].value = combine(x.params[i].value, x.ranks, y.params[i].value, y.ranks);
+        }
+        x.signature = std::min(x.signature, y.signature);
+        x.ranks = x.ranks.unite(y.ranks);
+        x.compute.merge(y.compute);
+        return a;
+    }
+    Loop& x = a.loop();
+    Loop& y = b.loop();
+    x.iterations = combine(x.iterations, participants(a), y.iterations, participants(b));
+    x.body = merge_aligned(std::move(x.body), std::move(y.body));
+    return a;
+}
+
+void collect_participants(const Sequence& seq, RankList& out)
+{
+    for (const auto& node : seq) {
+        if (node.is_event()) {
+            out = out.unite(node.event().ranks);
+        } else {
+            collect_participants(node.loop().body, out);
+        }
+    }
+}
+
+}  // namespace
+
+RankList participants(const Node& node)
+{
+    if (node.is_event()) return node.event().ranks;
+    RankList out;
+    collect_participants(node.loop().body, out);
+    return out;
+}
+
+Sequence merge_ranks(Sequence a, Sequence b)
+{
+    return merge_aligned(std::move(a), std::move(b));
+}
+
+}  // namespace htrace

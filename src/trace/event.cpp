@@ -1,0 +1,59 @@
+#include "trace/event.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace htrace {
+namespace {
+
+constexpr std::array<std::string_view, kRoleCount> kRoleNames{
+    "peer", "tag", "bytes", "source", "recv_tag", "recv_bytes", "root", "comm", "requests", "completed",
+    "matched_peer", "matched_tag", "new_comm", "color", "key",
+};
+
+}  // namespace
+
+std::string_view role_name(Role role) { return kRoleNames[static_cast<size_t>(role)]; }
+
+bool role_is_peer(Role role)
+{
+    return role == Role::peer || role == Role::source || role == Role::root || role == Role::matched_peer;
+}
+
+bool role_is_categorical(Role role)
+{
+    return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
+           role == Role::root;
+}
+
+void TimeStats::add(double seconds)
+{
+    TimeStats one{1, seconds, 0, seconds, seconds};
+    merge(one);
+}
+
+void TimeStats::merge(const TimeStats& other)
+{
+    if (other.count == 0) return;
+    if (count == 0) {
+        *this = other;
+        return;
+    }
+    const double n = double(count) + double(other.count);
+    const double delta = other.mean - mean;
+    mean += delta * double(other.count) / n;
+    m2 += other.m2 + delta * delta * double(count) * double(other.count) / n;
+    min = std::min(min, other.min);
+    max = std::max(max, other.max);
+    count += other.count;
+}
+
+const Value* Event::find(Role role) const
+{
+    for (const auto& param : params) {
+        if (param.role == role) return &param.value;
+    }
+    return nullptr;
+}
+
+}  // namespace htrace

@@ -1,0 +1,119 @@
+#pragma once
+// The trace model: events (one MPI call site), loops over sequences of them, and the whole trace.
+
+#include "trace/operation.hpp"
+#include "trace/rank_list.hpp"
+#include "trace/value.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace htrace {
+
+// What a parameter means. Peers (peer, source, root, matched_peer) are stored relative to the
+// caller in the communicator, `(peer - me) mod size`, except the symbolic values below.
+enum class Role : uint8_t {
+    peer,          // destination of a send, requested source of a receive or probe
+    tag,
+    bytes,         // send side: count x type size (sums for v-variants)
+    source,        // the receive side of Sendrecv
+    recv_tag,
+    recv_bytes,
+    root,
+    comm,          // communicator id (see capture/communicators.hpp)
+    requests,      // how many requests a completion call was given
+    completed,     // what a completion call reported: flag, or outcount
+    matched_peer,  // the source a wildcard receive actually matched
+    matched_tag,   // the tag a wildcard-tag receive actually matched
+    new_comm,      // id of the communicator a creation made
+    color,         // world rank of the new communicator's rank 0, or kNoComm when the call gave MPI_COMM_NULL
+    key,           // the caller's rank in the new communicator
+};
+inline constexpr int kRoleCount = static_cast<int>(Role::key) + 1;
+
+std::string_view role_name(Role role);
+bool role_is_peer(Role role);
+// Categorical values (communicators, roots, ...) are never turned into histograms.
+bool role_is_categorical(Role role);
+
+// Symbolic peers and tags keep their meaning across MPI libraries.
+inline constexpr int64_t kAnySource = -1;
+inline constexpr int64_t kProcNull = -2;
+inline constexpr int64_t kRootSelf = -3;  // MPI_ROOT on an intercommunicator
+inline constexpr int64_t kAnyTag = -1;
+inline constexpr int64_t kNoComm = -1;
+
+struct Param {
+    Role role;
+    Value value;
+    bool operator==(const Param&) const = default;
+};
+
+// Computation time before a call, in seconds: count, mean, sum of squared deviations, min, max.
+struct TimeStats {
+    uint64_t count = 0;
+    double mean = 0;
+    double m2 = 0;
+    double min = 0;
+    double max = 0;
+
+    void add(double seconds);
+    void merge(const TimeStats& other);
+    double total() const { return mean * double(count); }
+    bool operator==(const TimeStats&) const = default;
+};
+
+struct Event {
+    Op op{};
+    uint64_t signature = 0;  // call path, equal on every rank (capture/signature.hpp)
+    std::vector<Param> params;
+    RankList ranks;          // participants (world ranks)
+    TimeStats compute;
+
+    const Value* find(Role role) const;
+    bool operator==(const Event&) const = default;
+};
+
+struct Node;
+using Sequence = std::vector<Node>;
+
+struct Loop {
+    Value iterations;
+    Sequence body;
+    bool operator==(const Loop&) const = default;
+};
+
+struct Node {
+    std::variant<Event, Loop> item;
+
+    bool is_event() const { return std::holds_alternative<Event>(item); }
+    bool is_loop() const { return std::holds_alternative<Loop>(item); }
+    Event& event() { return std::get<Event>(item); }
+    const Event& event() const { return std::get<Event>(item); }
+    Loop& loop() { return std::get<Loop>(item); }
+    const Loop& loop() const { return std::get<Loop>(item); }
+    bool operator==(const Node&) const = default;
+};
+
+struct TraceHeader {
+    int32_t ranks = 0;
+    int32_t precision = 100;
+    HistogramConfig histogram;
+    uint64_t seed = 0;
+    std::string mpi_library;
+    std::string command_line;
+    int64_t start_time = 0;      // seconds since the epoch
+    double traced_seconds = 0;   // MPI_Init to MPI_Finalize, slowest rank
+    bool operator==(const TraceHeader&) const = default;
+};
+
+struct Trace {
+    TraceHeader header;
+    Sequence body;
+    bool operator==(const Trace&) const = default;
+};
+
+}  // namespace htrace

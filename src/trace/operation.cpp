@@ -1,0 +1,95 @@
+#include "trace/operation.hpp"
+
+#include <array>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace htrace {
+namespace {
+
+struct OperationInfo {
+    std::string_view name;
+    OperationKind kind;
+};
+
+constexpr std::array modelled{
+#define HTRACE_OPERATION(name, kind) OperationInfo{"MPI_" #name, OperationKind::kind},
+#include "operation_list.inc"
+#undef HTRACE_OPERATION
+};
+
+// Opaque names are interned once per process; the generated list comes first so its indices are
+// the ones the wrappers use.
+class OpaqueNames {
+public:
+    OpaqueNames()
+    {
+        for (std::string_view name : {
+#define HTRACE_OPAQUE(name) std::string_view(name),
+#include "opaque_list.inc"
+#undef HTRACE_OPAQUE
+             }) {
+            intern(name);
+        }
+    }
+
+    uint32_t intern(std::string_view name)
+    {
+        std::lock_guard lock(mutex_);
+        auto found = index_.find(std::string(name));
+        if (found != index_.end()) return found->second;
+        names_.emplace_back(name);
+        const auto index = static_cast<uint32_t>(names_.size() - 1);
+        index_.emplace(names_.back(), index);
+        return index;
+    }
+
+    std::string_view name(uint32_t index)
+    {
+        std::lock_guard lock(mutex_);
+        return index < names_.size() ? std::string_view(names_[index]) : std::string_view("MPI_unknown");
+    }
+
+private:
+    std::mutex mutex_;
+    std::deque<std::string> names_;  // deque: stable addresses for the string_views handed out
+    std::unordered_map<std::string, uint32_t> index_;
+};
+
+OpaqueNames& opaque_names()
+{
+    static OpaqueNames names;
+    return names;
+}
+
+}  // namespace
+
+OperationKind operation_kind(Op op)
+{
+    const auto index = static_cast<size_t>(op);
+    return index < modelled.size() ? modelled[index].kind : OperationKind::opaque;
+}
+
+std::string_view operation_name(Op op)
+{
+    const auto index = static_cast<size_t>(op);
+    if (index < modelled.size()) return modelled[index].name;
+    return opaque_names().name(static_cast<uint32_t>(index - modelled.size()));
+}
+
+Op opaque_operation(uint32_t index)
+{
+    return static_cast<Op>(static_cast<uint32_t>(Op::first_opaque) + index);
+}
+
+Op operation_by_name(std::string_view name)
+{
+    for (size_t i = 0; i < modelled.size(); ++i) {
+        if (modelled[i].name == name) return static_cast<Op>(i);
+    }
+    return opaque_operation(opaque_names().intern(name));
+}
+
+}  // namespace htrace

@@ -1,0 +1,30 @@
+#pragma once
+// The operations a trace knows: the MPI functions h-trace models (generated from the one table in
+// src/capture/mpi_functions.py) and, after them, opaque operations known only by name.
+
+#include <cstdint>
+#include <string_view>
+
+namespace htrace {
+
+enum class OperationKind : uint8_t {
+    init, finalize, send, recv, sendrecv, probe, completion, collective, comm_create, comm_free, opaque,
+};
+
+enum class Op : uint16_t {
+#define HTRACE_OPERATION(name, kind) name,
+#include "operation_list.inc"
+#undef HTRACE_OPERATION
+    first_opaque,
+};
+
+OperationKind operation_kind(Op op);
+std::string_view operation_name(Op op);  // "MPI_Send"
+
+// The opaque operation for index `i` of the MPI library's generated list of unmodelled functions.
+Op opaque_operation(uint32_t index);
+
+// Looks a name up among modelled and opaque operations; an unknown name becomes a new opaque one.
+Op operation_by_name(std::string_view name);
+
+}  // namespace htrace

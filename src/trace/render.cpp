@@ -1,0 +1,316 @@
+#include "trace/render.hpp"
+
+#include "trace/walk.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <sstream>
+
+namespace htrace {
+namespace {
+
+std::string symbolic(int64_t v, Role role)
+{
+    if (role_is_peer(role)) {
+        if (v == kAnySource) return "ANY_SOURCE";
+        if (v == kProcNull) return "PROC_NULL";
+        if (v == kRootSelf) return "ROOT";
+    }
+    if ((role == Role::tag || role == Role::recv_tag || role == Role::matched_tag) && v == kAnyTag) return "ANY_TAG";
+    if ((role == Role::color || role == Role::new_comm) && v == kNoComm) return "COMM_NULL";
+    return std::to_string(v);
+}
+
+std::string format_double(double d)
+{
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6g", d);
+    return buf;
+}
+
+std::string render_histogram(const Histogram& h, Role role)
+{
+    std::string out = "hist(n=" + std::to_string(h.count()) + " mean=" + format_double(h.mean()) +
+                      " min=" + symbolic(h.min().value, role) + "@" + std::to_string(h.min().rank) +
+                      " max=" + symbolic(h.max().value, role) + "@" + std::to_string(h.max().rank) + " bins=[";
+    bool first = true;
+    for (const auto& bin : h.bins()) {
+        if (!first) out += ' ';
+        first = false;
+        out += symbolic(bin.min, role);
+        if (bin.max != bin.min) out += ".." + symbolic(bin.max, role);
+        out += ":" + std::to_string(bin.count);
+        if (bin.max != bin.min) out += "~" + format_double(bin.mean());
+    }
+    out += "]";
+    if (h.keeps_seen_values()) {
+        out += " seen={";
+        for (size_t i = 0; i < h.seen_values().size(); ++i) {
+            out += (i ? "," : "") + symbolic(h.seen_values()[i], role);
+        }
+        out += "}";
+    }
+    return out + ")";
+}
+
+std::string render_time(const TimeStats& t)
+{
+    if (t.count == 0) return {};
+    return " compute=" + format_double(t.mean) + "s(n=" + std::to_string(t.count) + ")";
+}
+
+void render_sequence(std::ostringstream& out, const Sequence& seq, int depth)
+{
+    const std::string indent(static_cast<size_t>(depth) * 2, ' ');
+    for (const auto& node : seq) {
+        if (node.is_loop()) {
+            out << indent << "loop " << render_value(node.loop().iterations, Role::requests) << " {\n";
+            render_sequence(out, node.loop().body, depth + 1);
+            out << indent << "}\n";
+            continue;
+        }
+        const Event& e = node.event();
+        char sig[24];
+        std::snprintf(sig, sizeof sig, "%016" PRIx64, e.signature);
+        out << indent << operation_name(e.op) << " @" << sig << " ranks=" << e.ranks.to_string();
+        for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_value(p.value, p.role);
+        out << render_time(e.compute) << '\n';
+    }
+}
+
+std::string json_string(std::string_view s)
+{
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_value(const Value& v, Role role)
+{
+    if (v.is_exact()) {
+        return role_is_peer(v.exact() < 0 ? role : Role::bytes) ? json_string(symbolic(v.exact(), role))
+                                                                : std::to_string(v.exact());
+    }
+    if (v.is_per_rank()) {
+        std::string out = "{\"per_rank\": [";
+        for (size_t i = 0; i < v.per_rank().size(); ++i) {
+            const auto& entry = v.per_rank()[i];
+            out += (i ? ", " : "") + std::string("{\"value\": ") + std::to_string(entry.value) +
+                   ", \"ranks\": " + json_string(entry.ranks.to_string()) + "}";
+        }
+        return out + "]}";
+    }
+    const Histogram& h = v.histogram();
+    std::string out = "{\"histogram\": {\"count\": " + std::to_string(h.count()) + ", \"mean\": " +
+                      format_double(h.mean()) + ", \"variance\": " + format_double(h.variance()) +
+                      ", \"min\": " + std::to_string(h.min().value) + ", \"min_rank\": " +
+                      std::to_string(h.min().rank) + ", \"max\": " + std::to_string(h.max().value) +
+                      ", \"max_rank\": " + std::to_string(h.max().rank) + ", \"bins\": [";
+    for (size_t i = 0; i < h.bins().size(); ++i) {
+        const auto& b = h.bins()[i];
+        out += (i ? ", " : "") + std::string("{\"min\": ") + std::to_string(b.min) + ", \"max\": " +
+               std::to_string(b.max) + ", \"count\": " + std::to_string(b.count) + ", \"mean\": " +
+               format_double(b.mean()) + "}";
+    }
+    return out + "]}}";
+}
+
+void json_sequence(std::ostringstream& out, const Sequence& seq)
+{
+    out << '[';
+    for (size_t i = 0; i < seq.size(); ++i) {
+        if (i) out << ", ";
+        const Node& node = seq[i];
+        if (node.is_loop()) {
+            out << "{\"loop\": " << json_value(node.loop().iterations, Role::requests) << ", \"body\": ";
+            json_sequence(out, node.loop().body);
+            out << '}';
+            continue;
+        }
+        const Event& e = node.event();
+        char sig[24];
+        std::snprintf(sig, sizeof sig, "%016" PRIx64, e.signature);
+        out << "{\"op\": " << json_string(operation_name(e.op)) << ", \"signature\": \"" << sig
+            << "\", \"ranks\": " << json_string(e.ranks.to_string()) << ", \"params\": {";
+        for (size_t p = 0; p < e.params.size(); ++p) {
+            out << (p ? ", " : "") << json_string(role_name(e.params[p].role)) << ": "
+                << json_value(e.params[p].value, e.params[p].role);
+        }
+        out << "}, \"compute\": {\"count\": " << e.compute.count << ", \"mean\": " << format_double(e.compute.mean)
+            << ", \"min\": " << format_double(e.compute.min) << ", \"max\": " << format_double(e.compute.max)
+            << "}}";
+    }
+    out << ']';
+}
+
+std::string format_start(int64_t seconds)
+{
+    std::time_t t = static_cast<std::time_t>(seconds);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[40];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+}
+
+}  // namespace
+
+std::string render_value(const Value& value, Role role)
+{
+    if (value.is_exact()) return symbolic(value.exact(), role);
+    if (value.is_per_rank()) {
+        std::string out = "{";
+        for (size_t i = 0; i < value.per_rank().size(); ++i) {
+            const auto& entry = value.per_rank()[i];
+            out += (i ? "," : "") + symbolic(entry.value, role) + "@" + entry.ranks.to_string();
+        }
+        return out + "}";
+    }
+    return render_histogram(value.histogram(), role);
+}
+
+std::string render_text(const Trace& trace)
+{
+    std::ostringstream out;
+    const auto& h = trace.header;
+    out << "# h-trace trace\n"
+        << "ranks " << h.ranks << "\n"
+        << "precision " << h.precision << "\n"
+        << "bins " << h.histogram.bins << "\n"
+        << "rebalance " << h.histogram.rebalance_interval << "\n"
+        << "seed " << h.seed << "\n"
+        << "mpi " << h.mpi_library << "\n"
+        << "command " << h.command_line << "\n"
+        << "started " << format_start(h.start_time) << "\n"
+        << "traced_seconds " << format_double(h.traced_seconds) << "\n\n";
+    render_sequence(out, trace.body, 0);
+    return out.str();
+}
+
+std::string render_json(const Trace& trace)
+{
+    std::ostringstream out;
+    const auto& h = trace.header;
+    out << "{\"ranks\": " << h.ranks << ", \"precision\": " << h.precision << ", \"bins\": " << h.histogram.bins
+        << ", \"rebalance\": " << h.histogram.rebalance_interval << ", \"seed\": " << h.seed
+        << ", \"mpi\": " << json_string(h.mpi_library) << ", \"command\": " << json_string(h.command_line)
+        << ", \"start_time\": " << h.start_time << ", \"traced_seconds\": " << format_double(h.traced_seconds)
+        << ", \"body\": ";
+    json_sequence(out, trace.body);
+    out << "}\n";
+    return out.str();
+}
+
+namespace {
+
+struct CallTotals {
+    int64_t calls = 0;
+    int64_t bytes = 0;
+    std::map<std::string, int64_t> peers;
+    std::map<std::string, int64_t> matched;
+};
+
+std::string peer_key(const CommunicatorTable& comms, Rank caller, int64_t comm, int64_t relative, Role role)
+{
+    if (relative < 0) return symbolic(relative, role);
+    auto world = comms.world_peer(caller, comm, relative);
+    return world ? std::to_string(*world) : "unknown";
+}
+
+using PerRankTotals = std::map<Rank, std::map<std::string, CallTotals>>;
+
+PerRankTotals count_calls(const Trace& trace)
+{
+    PerRankTotals totals;
+    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms) {
+        auto& t = totals[r][std::string(operation_name(e.op))];
+        t.calls += 1;
+        const Value* comm = e.find(Role::comm);
+        const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
+        for (const auto& p : e.params) {
+            const auto v = p.value.value_for(r);
+            if (!v) continue;
+            if (p.role == Role::bytes || p.role == Role::recv_bytes) t.bytes += *v;
+            if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
+                t.peers[peer_key(comms, r, comm_id, *v, p.role)] += 1;
+            }
+            if (p.role == Role::matched_peer) t.matched[peer_key(comms, r, comm_id, *v, p.role)] += 1;
+        }
+    });
+    walker.run();
+    return totals;
+}
+
+}  // namespace
+
+std::string render_call_counts(const Trace& trace)
+{
+    std::map<std::string, int64_t> per_op;
+    for (const auto& [rank, ops] : count_calls(trace)) {
+        for (const auto& [name, t] : ops) per_op[name] += t.calls;
+    }
+    std::ostringstream out;
+    int64_t total = 0;
+    for (const auto& [name, calls] : per_op) {
+        out << name << ' ' << calls << '\n';
+        total += calls;
+    }
+    out << "total " << total << '\n';
+    return out.str();
+}
+
+std::string render_call_counts_json(const Trace& trace)
+{
+    const PerRankTotals totals = count_calls(trace);
+    std::map<std::string, int64_t> per_op;
+    std::ostringstream out;
+    out << "{\"ranks\": " << trace.header.ranks << ", \"by_rank\": {";
+    bool first_rank = true;
+    for (const auto& [rank, ops] : totals) {
+        out << (first_rank ? "" : ", ") << '"' << rank << "\": {";
+        first_rank = false;
+        bool first_op = true;
+        for (const auto& [name, t] : ops) {
+            per_op[name] += t.calls;
+            out << (first_op ? "" : ", ") << json_string(name) << ": {\"calls\": " << t.calls
+                << ", \"bytes\": " << t.bytes << ", \"peers\": {";
+            first_op = false;
+            bool first = true;
+            for (const auto& [peer, n] : t.peers) {
+                out << (first ? "" : ", ") << json_string(peer) << ": " << n;
+                first = false;
+            }
+            out << "}, \"matched\": {";
+            first = true;
+            for (const auto& [peer, n] : t.matched) {
+                out << (first ? "" : ", ") << json_string(peer) << ": " << n;
+                first = false;
+            }
+            out << "}}";
+        }
+        out << '}';
+    }
+    out << "}, \"operations\": {";
+    bool first = true;
+    for (const auto& [name, calls] : per_op) {
+        out << (first ? "" : ", ") << json_string(name) << ": " << calls;
+        first = false;
+    }
+    out << "}}\n";
+    return out.str();
+}
+
+}  // namespace htrace

@@ -1,0 +1,582 @@
+#include "trace/trace_file.hpp"
+
+#include <boost/crc.hpp>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string_view>
+
+namespace htrace {
+namespace {
+
+constexpr char kMagic[8] = {'\x89', 'H', 'T', 'R', 'A', 'C', 'E', '\n'};
+constexpr size_t kFixedPrefix = sizeof(kMagic) + 8;  // magic, then the total size as 8 bytes
+
+enum class NodeTag : uint8_t { event = 0, loop = 1 };
+enum class ValueTag : uint8_t { exact = 0, per_rank = 1, histogram = 2 };
+
+class Encoder {
+public:
+    void byte(uint8_t b) { out_.push_back(b); }
+    void unsigned_int(uint64_t v)
+    {
+        while (v >= 0x80) {
+            out_.push_back(static_cast<uint8_t>(v | 0x80));
+            v >>= 7;
+        }
+        out_.push_back(static_cast<uint8_t>(v));
+    }
+    void signed_int(int64_t v) { unsigned_int((static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63)); }
+    void fixed64(uint64_t v)
+    {
+        for (int i = 0; i < 8; ++i) out_.push_back(static_cast<uint8_t>(v >> (8 * i)));
+    }
+    void real(double d)
+    {
+        uint64_t bits = 0;
+        std::memcpy(&bits, &d, sizeof bits);
+        fixed64(bits);
+    }
+    void text(std::string_view s)
+    {
+        unsigned_int(s.size());
+        out_.insert(out_.end(), s.begin(), s.end());
+    }
+    std::vector<uint8_t>& bytes() { return out_; }
+
+private:
+    std::vector<uint8_t> out_;
+};
+
+// Decoding never throws: the first problem is kept, and every later read returns zero.
+class Decoder {
+public:
+    Decoder(const uint8_t* data, size_t size, size_t offset = 0) : data_(data), size_(size), pos_(offset) {}
+
+    bool ok() const { return error_.empty(); }
+    const std::string& error() const { return error_; }
+    size_t position() const { return pos_; }
+    bool at_end() const { return pos_ >= size_; }
+
+    void fail(std::string message)
+    {
+        if (error_.empty()) error_ = std::move(message);
+    }
+
+    uint8_t byte()
+    {
+        if (!need(1)) return 0;
+        return data_[pos_++];
+    }
+    uint64_t unsigned_int()
+    {
+        uint64_t v = 0;
+        for (int shift = 0; shift < 64; shift += 7) {
+            if (!need(1)) return 0;
+            const uint8_t b = data_[pos_++];
+            v |= uint64_t(b & 0x7f) << shift;
+            if (!(b & 0x80)) return v;
+        }
+        fail("corrupt: bad integer at byte " + std::to_string(pos_));
+        return 0;
+    }
+    int64_t signed_int()
+    {
+        const uint64_t v = unsigned_int();
+        return static_cast<int64_t>((v >> 1) ^ (~(v & 1) + 1));
+    }
+    uint64_t fixed64()
+    {
+        if (!need(8)) return 0;
+        uint64_t v = 0;
+        for (int i = 0; i < 8; ++i) v |= uint64_t(data_[pos_++]) << (8 * i);
+        return v;
+    }
+    double real()
+    {
+        const uint64_t bits = fixed64();
+        double d = 0;
+        std::memcpy(&d, &bits, sizeof d);
+        return d;
+    }
+    std::string text()
+    {
+        const uint64_t n = unsigned_int();
+        if (!need(n)) return {};
+        std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+        pos_ += n;
+        return s;
+    }
+    // A count of things still to come, each at least one byte: a count larger than the bytes left
+    // is corruption, caught here before anything is allocated for it.
+    size_t count()
+    {
+        const uint64_t n = unsigned_int();
+        if (n > size_ - std::min(pos_, size_)) {
+            fail("corrupt: count " + std::to_string(n) + " at byte " + std::to_string(pos_) +
+                 " exceeds the data");
+            return 0;
+        }
+        return static_cast<size_t>(n);
+    }
+
+private:
+    bool need(uint64_t n)
+    {
+        if (!ok()) return false;
+        if (n > size_ - std::min(pos_, size_)) {
+            fail("truncated at byte " + std::to_string(size_) + " (expected " + std::to_string(pos_ + n) +
+                 " or more)");
+            return false;
+        }
+        return true;
+    }
+
+    const uint8_t* data_;
+    size_t size_;
+    size_t pos_;
+    std::string error_;
+};
+
+// ---- Writing --------------------------------------------------------------------------------------
+
+class BodyWriter {
+public:
+    explicit BodyWriter(Encoder& out) : out_(out) {}
+
+    void ranks(const RankList& list)
+    {
+        out_.unsigned_int(list.runs().size());
+        for (const auto& run : list.runs()) {
+            out_.signed_int(run.start);
+            out_.unsigned_int(run.dims.size());
+            for (const auto& dim : run.dims) {
+                out_.unsigned_int(static_cast<uint32_t>(dim.count));
+                out_.signed_int(dim.stride);
+            }
+        }
+    }
+
+    void histogram(const Histogram& h)
+    {
+        out_.unsigned_int(static_cast<uint64_t>(h.config().bins));
+        out_.unsigned_int(static_cast<uint64_t>(h.config().rebalance_interval));
+        out_.unsigned_int(h.bins().size());
+        for (const auto& bin : h.bins()) {
+            out_.signed_int(bin.min);
+            out_.unsigned_int(static_cast<uint64_t>(bin.max - bin.min));
+            out_.unsigned_int(bin.count);
+            out_.real(bin.mean_offset);
+            out_.real(bin.m2);
+        }
+        out_.signed_int(h.min().value);
+        out_.signed_int(h.min().rank);
+        out_.signed_int(h.max().value);
+        out_.signed_int(h.max().rank);
+        out_.unsigned_int(h.added_since_rebalance());
+        out_.byte(h.keeps_seen_values() ? 1 : 0);
+        if (h.keeps_seen_values()) {
+            out_.unsigned_int(h.seen_values().size());
+            int64_t previous = 0;
+            for (int64_t v : h.seen_values()) {
+                out_.signed_int(v - previous);
+                previous = v;
+            }
+        }
+    }
+
+    void value(const Value& v)
+    {
+        if (v.is_exact()) {
+            out_.byte(static_cast<uint8_t>(ValueTag::exact));
+            out_.signed_int(v.exact());
+        } else if (v.is_per_rank()) {
+            out_.byte(static_cast<uint8_t>(ValueTag::per_rank));
+            out_.unsigned_int(v.per_rank().size());
+            for (const auto& entry : v.per_rank()) {
+                out_.signed_int(entry.value);
+                ranks(entry.ranks);
+            }
+        } else {
+            out_.byte(static_cast<uint8_t>(ValueTag::histogram));
+            histogram(v.histogram());
+        }
+    }
+
+    void event(const Event& e)
+    {
+        out_.byte(static_cast<uint8_t>(NodeTag::event));
+        out_.unsigned_int(operation_code(e.op));
+        out_.fixed64(e.signature);
+        ranks(e.ranks);
+        out_.unsigned_int(e.params.size());
+        for (const auto& p : e.params) {
+            out_.byte(static_cast<uint8_t>(p.role));
+            value(p.value);
+        }
+        out_.unsigned_int(e.compute.count);
+        if (e.compute.count > 0) {
+            out_.real(e.compute.mean);
+            out_.real(e.compute.m2);
+            out_.real(e.compute.min);
+            out_.real(e.compute.max);
+        }
+    }
+
+    void sequence(const Sequence& seq)
+    {
+        out_.unsigned_int(seq.size());
+        for (const auto& node : seq) {
+            if (node.is_event()) {
+                event(node.event());
+            } else {
+                out_.byte(static_cast<uint8_t>(NodeTag::loop));
+                value(node.loop().iterations);
+                sequence(node.loop().body);
+            }
+        }
+    }
+
+    // Opaque operations are written as indices into a table of names that follows the body, so
+    // a trace read by another MPI library's build keeps its names.
+    uint64_t operation_code(Op op)
+    {
+        const auto code = static_cast<uint64_t>(op);
+        const auto first_opaque = static_cast<uint64_t>(Op::first_opaque);
+        if (code < first_opaque) return code;
+        auto [it, inserted] = opaque_codes_.emplace(op, first_opaque + opaque_order_.size());
+        if (inserted) opaque_order_.push_back(op);
+        return it->second;
+    }
+
+    void opaque_names()
+    {
+        out_.unsigned_int(opaque_order_.size());
+        for (Op op : opaque_order_) out_.text(operation_name(op));
+    }
+
+private:
+    Encoder& out_;
+    std::map<Op, uint64_t> opaque_codes_;
+    std::vector<Op> opaque_order_;
+};
+
+void write_header(Encoder& out, const TraceHeader& h)
+{
+    out.signed_int(h.ranks);
+    out.signed_int(h.precision);
+    out.unsigned_int(static_cast<uint64_t>(h.histogram.bins));
+    out.unsigned_int(static_cast<uint64_t>(h.histogram.rebalance_interval));
+    out.fixed64(h.seed);
+    out.text(h.mpi_library);
+    out.text(h.command_line);
+    out.signed_int(h.start_time);
+    out.real(h.traced_seconds);
+}
+
+// The modelled operation codes of this build: a trace is only understood by a build whose table
+// gives the same codes, which the format version promises; the count is stored as a check.
+uint64_t modelled_operation_count() { return static_cast<uint64_t>(Op::first_opaque); }
+
+// ---- Reading --------------------------------------------------------------------------------------
+
+class BodyReader {
+public:
+    explicit BodyReader(Decoder& in) : in_(in) {}
+
+    RankList ranks()
+    {
+        const size_t n = in_.count();
+        std::vector<RankRun> runs;
+        runs.reserve(n);
+        for (size_t i = 0; i < n && in_.ok(); ++i) {
+            RankRun run;
+            run.start = static_cast<Rank>(in_.signed_int());
+            const size_t dims = in_.count();
+            for (size_t d = 0; d < dims && in_.ok(); ++d) {
+                const auto count = static_cast<int32_t>(in_.unsigned_int());
+                const auto stride = static_cast<int32_t>(in_.signed_int());
+                run.dims.push_back({count, stride});
+            }
+            runs.push_back(std::move(run));
+        }
+        return RankList::from_runs(std::move(runs));
+    }
+
+    Histogram histogram()
+    {
+        HistogramConfig config;
+        config.bins = static_cast<uint32_t>(in_.unsigned_int());
+        config.rebalance_interval = static_cast<uint32_t>(in_.unsigned_int());
+        const size_t n = in_.count();
+        std::vector<Histogram::Bin> bins;
+        for (size_t i = 0; i < n && in_.ok(); ++i) {
+            Histogram::Bin bin;
+            bin.min = in_.signed_int();
+            bin.max = bin.min + static_cast<int64_t>(in_.unsigned_int());
+            bin.count = in_.unsigned_int();
+            bin.mean_offset = in_.real();
+            bin.m2 = in_.real();
+            bins.push_back(bin);
+        }
+        Histogram::Extreme min;
+        min.value = in_.signed_int();
+        min.rank = static_cast<int32_t>(in_.signed_int());
+        Histogram::Extreme max;
+        max.value = in_.signed_int();
+        max.rank = static_cast<int32_t>(in_.signed_int());
+        const auto added = static_cast<uint32_t>(in_.unsigned_int());
+        std::optional<std::vector<int64_t>> seen;
+        if (in_.byte() != 0) {
+            seen.emplace();
+            const size_t count = in_.count();
+            int64_t previous = 0;
+            for (size_t i = 0; i < count && in_.ok(); ++i) {
+                previous += in_.signed_int();
+                seen->push_back(previous);
+            }
+        }
+        if (!in_.ok()) return Histogram(config);
+        auto histogram = Histogram::from_parts(config, std::move(bins), min, max, std::move(seen), added);
+        if (!histogram) {
+            in_.fail("corrupt: inconsistent histogram before byte " + std::to_string(in_.position()));
+            return Histogram(config);
+        }
+        return std::move(*histogram);
+    }
+
+    Value value()
+    {
+        const auto tag = static_cast<ValueTag>(in_.byte());
+        switch (tag) {
+        case ValueTag::exact:
+            return Value(in_.signed_int());
+        case ValueTag::per_rank: {
+            const size_t n = in_.count();
+            std::vector<PerRankValue> entries;
+            for (size_t i = 0; i < n && in_.ok(); ++i) {
+                const int64_t v = in_.signed_int();
+                entries.push_back({v, ranks()});
+            }
+            return Value(std::move(entries));
+        }
+        case ValueTag::histogram:
+            return Value(histogram());
+        }
+        in_.fail("corrupt: unknown value kind " + std::to_string(int(tag)) + " at byte " +
+                 std::to_string(in_.position()));
+        return Value();
+    }
+
+    Event event()
+    {
+        Event e;
+        const uint64_t code = in_.unsigned_int();
+        e.op = static_cast<Op>(code);  // opaque codes are mapped to names once the table is read
+        e.signature = in_.fixed64();
+        e.ranks = ranks();
+        const size_t n = in_.count();
+        for (size_t i = 0; i < n && in_.ok(); ++i) {
+            const uint8_t role = in_.byte();
+            if (role >= kRoleCount) {
+                in_.fail("corrupt: unknown parameter role " + std::to_string(role));
+                break;
+            }
+            e.params.push_back({static_cast<Role>(role), value()});
+        }
+        e.compute.count = in_.unsigned_int();
+        if (e.compute.count > 0) {
+            e.compute.mean = in_.real();
+            e.compute.m2 = in_.real();
+            e.compute.min = in_.real();
+            e.compute.max = in_.real();
+        }
+        return e;
+    }
+
+    Sequence sequence(int depth = 0)
+    {
+        Sequence seq;
+        if (depth > 1000) {
+            in_.fail("corrupt: loops nested deeper than 1000");
+            return seq;
+        }
+        const size_t n = in_.count();
+        seq.reserve(n);
+        for (size_t i = 0; i < n && in_.ok(); ++i) {
+            const auto tag = static_cast<NodeTag>(in_.byte());
+            if (tag == NodeTag::event) {
+                seq.push_back(Node{event()});
+            } else if (tag == NodeTag::loop) {
+                Loop loop;
+                loop.iterations = value();
+                loop.body = sequence(depth + 1);
+                seq.push_back(Node{std::move(loop)});
+            } else {
+                in_.fail("corrupt: unknown node kind " + std::to_string(int(tag)) + " at byte " +
+                         std::to_string(in_.position()));
+            }
+        }
+        return seq;
+    }
+
+    // Opaque events were read with file codes; give them this process's operations by name.
+    void resolve_opaque_names(Sequence& seq)
+    {
+        const size_t n = in_.count();
+        std::vector<Op> ops;
+        for (size_t i = 0; i < n && in_.ok(); ++i) ops.push_back(operation_by_name(in_.text()));
+        if (!in_.ok()) return;
+        resolve(seq, ops);
+    }
+
+private:
+    void resolve(Sequence& seq, const std::vector<Op>& ops)
+    {
+        for (auto& node : seq) {
+            if (node.is_loop()) {
+                resolve(node.loop().body, ops);
+                continue;
+            }
+            auto& e = node.event();
+            const auto code = static_cast<uint64_t>(e.op);
+            if (code < modelled_operation_count()) continue;
+            const uint64_t index = code - modelled_operation_count();
+            if (index >= ops.size()) {
+                in_.fail("corrupt: operation code " + std::to_string(code) + " has no name");
+                return;
+            }
+            e.op = ops[index];
+        }
+    }
+
+    Decoder& in_;
+};
+
+TraceHeader read_header(Decoder& in)
+{
+    TraceHeader h;
+    h.ranks = static_cast<int32_t>(in.signed_int());
+    h.precision = static_cast<int32_t>(in.signed_int());
+    h.histogram.bins = static_cast<uint32_t>(in.unsigned_int());
+    h.histogram.rebalance_interval = static_cast<uint32_t>(in.unsigned_int());
+    h.seed = in.fixed64();
+    h.mpi_library = in.text();
+    h.command_line = in.text();
+    h.start_time = in.signed_int();
+    h.traced_seconds = in.real();
+    return h;
+}
+
+uint32_t crc32(const uint8_t* data, size_t size)
+{
+    boost::crc_32_type crc;
+    crc.process_bytes(data, size);
+    return crc.checksum();
+}
+
+}  // namespace
+
+std::vector<uint8_t> encode_sequence(const Sequence& sequence)
+{
+    Encoder out;
+    BodyWriter body(out);
+    body.sequence(sequence);
+    body.opaque_names();
+    return std::move(out.bytes());
+}
+
+SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes)
+{
+    Decoder in(bytes.data(), bytes.size());
+    BodyReader body(in);
+    Sequence seq = body.sequence();
+    body.resolve_opaque_names(seq);
+    if (!in.ok()) return {std::nullopt, in.error()};
+    return {std::move(seq), {}};
+}
+
+std::vector<uint8_t> encode_trace(const Trace& trace)
+{
+    Encoder out;
+    for (char c : kMagic) out.byte(static_cast<uint8_t>(c));
+    out.fixed64(0);  // total size, patched below
+    out.unsigned_int(kTraceFormatVersion);
+    out.unsigned_int(modelled_operation_count());
+    write_header(out, trace.header);
+    BodyWriter body(out);
+    body.sequence(trace.body);
+    body.opaque_names();
+    auto& bytes = out.bytes();
+    const uint64_t total = bytes.size() + 4;
+    for (int i = 0; i < 8; ++i) bytes[sizeof(kMagic) + i] = static_cast<uint8_t>(total >> (8 * i));
+    const uint32_t crc = crc32(bytes.data(), bytes.size());
+    for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(crc >> (8 * i)));
+    return std::move(bytes);
+}
+
+DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
+{
+    if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+        return {std::nullopt, "not an h-trace file (bad magic number)"};
+    }
+    Decoder prefix(bytes.data(), bytes.size(), sizeof(kMagic));
+    const uint64_t total = prefix.fixed64();
+    const uint64_t version = prefix.unsigned_int();
+    if (!prefix.ok()) return {std::nullopt, prefix.error()};
+    if (version != kTraceFormatVersion) {
+        return {std::nullopt, "format version " + std::to_string(version) + " is not the version this build reads (" +
+                                  std::to_string(kTraceFormatVersion) + ")"};
+    }
+    if (bytes.size() < total) {
+        return {std::nullopt,
+                "truncated at byte " + std::to_string(bytes.size()) + " (expected " + std::to_string(total) + ")"};
+    }
+    if (bytes.size() > total) {
+        return {std::nullopt, "corrupt: " + std::to_string(bytes.size() - total) + " bytes after the end of the trace"};
+    }
+    const size_t body_end = bytes.size() - 4;
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i) stored |= uint32_t(bytes[body_end + i]) << (8 * i);
+    if (crc32(bytes.data(), body_end) != stored) return {std::nullopt, "corrupt: checksum mismatch"};
+
+    Decoder in(bytes.data(), body_end, prefix.position());
+    const uint64_t modelled = in.unsigned_int();
+    if (in.ok() && modelled != modelled_operation_count()) {
+        return {std::nullopt, "written by a build that models " + std::to_string(modelled) +
+                                  " MPI functions, this build models " + std::to_string(modelled_operation_count())};
+    }
+    Trace trace;
+    trace.header = read_header(in);
+    BodyReader body(in);
+    trace.body = body.sequence();
+    body.resolve_opaque_names(trace.body);
+    if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
+    if (!in.ok()) return {std::nullopt, in.error()};
+    return {std::move(trace), {}};
+}
+
+DecodeResult read_trace_file(const std::string& path)
+{
+    std::ifstream file(path, std::ios::binary);
+    if (!file) return {std::nullopt, std::strerror(errno)};
+    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    if (file.bad()) return {std::nullopt, "read error"};
+    return decode_trace(bytes);
+}
+
+std::string write_trace_file(const std::string& path, const Trace& trace)
+{
+    const std::vector<uint8_t> bytes = encode_trace(trace);
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file) return std::strerror(errno);
+    file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    file.close();
+    if (!file) return "write error";
+    return {};
+}
+
+}  // namespace htrace

@@ -1,0 +1,38 @@
+#pragma once
+// The trace file: magic, format version, total size, header, body, CRC-32. Integers are
+// variable-length (LEB128, zigzag for signed values) because the file's size is a headline number.
+
+#include "trace/event.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace htrace {
+
+inline constexpr uint32_t kTraceFormatVersion = 1;
+
+std::vector<uint8_t> encode_trace(const Trace& trace);
+
+// A sequence alone (what ranks send each other during the merge).
+std::vector<uint8_t> encode_sequence(const Sequence& sequence);
+
+struct DecodeResult {
+    std::optional<Trace> trace;
+    std::string error;  // set when trace is empty: "truncated at byte 1234 (expected 2048)"
+};
+DecodeResult decode_trace(const std::vector<uint8_t>& bytes);
+
+struct SequenceDecodeResult {
+    std::optional<Sequence> sequence;
+    std::string error;
+};
+SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes);
+
+// Reads and decodes a file; errors name the problem, not the file (the caller adds it).
+DecodeResult read_trace_file(const std::string& path);
+// Returns an error message, empty on success.
+std::string write_trace_file(const std::string& path, const Trace& trace);
+
+}  // namespace htrace

@@ -1,0 +1,58 @@
+#pragma once
+// One walk of a compressed trace, in trace order, for every participant of every event: what
+// h-dump --calls counts, what tests compare with, and what replay interprets. It never expands the
+// trace into per-rank lists: loops are iterated where they stand.
+
+#include "trace/event.hpp"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace htrace {
+
+// Who is in which communicator, rebuilt from the communicator creations met so far: for each world
+// rank, its communicator ids and their members (world ranks, in communicator rank order).
+class CommunicatorTable {
+public:
+    explicit CommunicatorTable(int32_t world_size);
+
+    // The members of communicator `comm` as seen by world rank `rank`; nullptr if unknown.
+    const std::vector<Rank>* members(Rank rank, int64_t comm) const;
+
+    // The world rank a relative peer of `caller` in `comm` stands for; nullopt for symbolic peers
+    // or unknown communicators.
+    std::optional<Rank> world_peer(Rank caller, int64_t comm, int64_t relative) const;
+
+    // One instance of a creation event: every participant's color and key are known.
+    void create(const Event& creation, const std::vector<Rank>& participants);
+    void free(const Event& release, const std::vector<Rank>& participants);
+
+private:
+    using Members = std::shared_ptr<const std::vector<Rank>>;
+    std::vector<std::map<int64_t, Members>> by_rank_;
+};
+
+class TraceWalker {
+public:
+    // `on_call` sees each call: the event and the world rank making it, in trace order.
+    using CallVisitor = std::function<void(const Event&, Rank, const CommunicatorTable&)>;
+
+    TraceWalker(const Trace& trace, CallVisitor on_call);
+    void run();
+
+private:
+    void walk(const Sequence& seq, const std::vector<char>& active);
+    void visit(const Event& event, const std::vector<char>& active);
+
+    const Trace& trace_;
+    CallVisitor on_call_;
+    CommunicatorTable communicators_;
+};
+
+// The number of iterations a loop stands for on `rank` (the mean, rounded, for a histogram).
+int64_t iterations_for(const Value& iterations, Rank rank);
+
+}  // namespace htrace

@@ -1,0 +1,35 @@
+#!/usr/bin/env python3
+"""Call-site signatures are the same in every process for the same call path, under ASLR."""
+import subprocess
+import sys
+
+
+def run(probe):
+    out = subprocess.run([probe], capture_output=True, text=True, check=True).stdout.split()
+    return dict(field.split("=", 1) for field in out)
+
+
+def main():
+    probe = sys.argv[1]
+    first, second = run(probe), run(probe)
+    if first["main"] == second["main"]:
+        print("ASLR is off here: two runs loaded main at the same address; nothing to compare")
+        return 77
+    failures = []
+    if first["a"] != first["a_again"]:
+        failures.append("the same call site gave two signatures in one run")
+    if first["a"] == first["b"]:
+        failures.append("two call sites gave the same signature")
+    if first["a"] == first["a_via_helper"]:
+        failures.append("one call site reached through two call paths gave the same signature")
+    for key in ("a", "b", "a_via_helper"):
+        if first[key] != second[key]:
+            failures.append(f"site {key}: {first[key]} in one run, {second[key]} in the other")
+    for f in failures:
+        print("FAIL:", f)
+    print(f"runs: {first} / {second}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

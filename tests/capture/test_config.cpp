@@ -1,0 +1,65 @@
+#include "capture/config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+using htrace::capture::check_output_path;
+using htrace::capture::read_config;
+
+namespace {
+
+std::map<std::string, std::string> environment;
+
+const char* fake_getenv(const char* name)
+{
+    auto found = environment.find(name);
+    return found == environment.end() ? nullptr : found->second.c_str();
+}
+
+}  // namespace
+
+TEST_CASE("MERGE_PRECISION must be a whole number from 0 to 100")
+{
+    for (const char* bad : {"abc", "101", "-1", "95.5", "", " 95", "95 ", "1e2"}) {
+        environment = {{"MERGE_PRECISION", bad}};
+        CAPTURE(bad);
+        const auto result = read_config(fake_getenv);
+        CHECK(result.error.find("MERGE_PRECISION") != std::string::npos);
+    }
+    for (int good : {0, 50, 95, 100}) {
+        environment = {{"MERGE_PRECISION", std::to_string(good)}};
+        const auto result = read_config(fake_getenv);
+        CHECK(result.error.empty());
+        CHECK(result.config.precision == good);
+    }
+}
+
+TEST_CASE("without any variable the tracer is lossless and writes trace.h")
+{
+    environment.clear();
+    const auto result = read_config(fake_getenv);
+    CHECK(result.error.empty());
+    CHECK(result.config.precision == 100);
+    CHECK(result.config.file == "trace.h");
+}
+
+TEST_CASE("HTRACE_BINS and HTRACE_REBALANCE must be positive integers")
+{
+    environment = {{"HTRACE_BINS", "0"}};
+    CHECK(read_config(fake_getenv).error.find("HTRACE_BINS") != std::string::npos);
+    environment = {{"HTRACE_REBALANCE", "x"}};
+    CHECK(read_config(fake_getenv).error.find("HTRACE_REBALANCE") != std::string::npos);
+    environment = {{"HTRACE_BINS", "12"}, {"HTRACE_REBALANCE", "100"}};
+    const auto result = read_config(fake_getenv);
+    CHECK(result.config.histogram.bins == 12);
+    CHECK(result.config.histogram.rebalance_interval == 100);
+}
+
+TEST_CASE("an HTRACE_FILE in a directory that cannot be written is refused, naming it")
+{
+    CHECK(check_output_path("/nonexistent-dir/trace.h").find("/nonexistent-dir") != std::string::npos);
+    CHECK(check_output_path("/").find("is a directory") != std::string::npos);
+    CHECK(check_output_path("/tmp/some-trace.h").empty());
+}

@@ -1,0 +1,119 @@
+#include "merge/loop_folding.hpp"
+
+#include "support/trace_builders.hpp"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <string>
+
+using namespace htrace;
+using htrace::test::call;
+using htrace::test::calls_of;
+
+namespace {
+
+// Feeds the calls of `pattern`, a string of call-site letters, to a folder.
+Sequence fold(const std::string& pattern, std::vector<std::string>* fed = nullptr)
+{
+    LoopFolder folder;
+    for (char c : pattern) {
+        folder.append(call(c));
+        if (fed) fed->push_back(std::string(1, c) + ":8");
+    }
+    return folder.finish();
+}
+
+std::string repeat(const std::string& s, int n)
+{
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a call repeated folds into one loop that counts it")
+{
+    const Sequence seq = fold(repeat("a", 1000));
+    REQUIRE(seq.size() == 1);
+    REQUIRE(seq[0].is_loop());
+    CHECK(seq[0].loop().iterations == Value(int64_t{1000}));
+    REQUIRE(seq[0].loop().body.size() == 1);
+    CHECK(seq[0].loop().body[0].event().compute.count == 1000);
+}
+
+TEST_CASE("nested loops fold into a loop nest: 10 x (100 x abc, d)")
+{
+    std::vector<std::string> fed;
+    const Sequence seq = fold(repeat(repeat("abc", 100) + "d", 10), &fed);
+    REQUIRE(seq.size() == 1);
+    const Loop& outer = seq[0].loop();
+    CHECK(outer.iterations == Value(int64_t{10}));
+    REQUIRE(outer.body.size() == 2);
+    REQUIRE(outer.body[0].is_loop());
+    CHECK(outer.body[0].loop().iterations == Value(int64_t{100}));
+    CHECK(outer.body[0].loop().body.size() == 3);
+    CHECK(outer.body[1].event().signature == 'd');
+    CHECK(calls_of(seq, 0, 1) == fed);
+}
+
+TEST_CASE("a loop whose body is itself a loop folds three deep")
+{
+    std::vector<std::string> fed;
+    const Sequence seq = fold(repeat(repeat(repeat("a", 4), 3) + "b", 5), &fed);
+    CHECK(calls_of(seq, 0, 1) == fed);
+    CHECK(test::node_count(seq) <= 4);
+}
+
+TEST_CASE("calls that differ in a parameter do not fold: the trace stays lossless")
+{
+    LoopFolder folder;
+    for (int i = 0; i < 6; ++i) folder.append(call('a', i % 2 == 0 ? 8 : 16));
+    const Sequence seq = folder.finish();
+    CHECK(calls_of(seq, 0, 1) == std::vector<std::string>{"a:8", "a:16", "a:8", "a:16", "a:8", "a:16"});
+    REQUIRE(seq.size() == 1);
+    CHECK(seq[0].loop().iterations == Value(int64_t{3}));
+}
+
+TEST_CASE("a 10-million-iteration loop costs the same memory as a 10-iteration one")
+{
+    LoopFolder small;
+    LoopFolder large;
+    for (int i = 0; i < 10; ++i) {
+        for (char c : std::string("abcd")) small.append(call(c));
+    }
+    for (int i = 0; i < 10'000'000; ++i) {
+        for (char c : std::string("abcd")) large.append(call(c));
+    }
+    CHECK(large.top_level_size() == small.top_level_size());
+    const Sequence a = small.finish();
+    const Sequence b = large.finish();
+    CHECK(test::node_count(a) == test::node_count(b));
+    CHECK(b[0].loop().iterations == Value(int64_t{10'000'000}));
+}
+
+TEST_CASE("whatever the calls, unfolding the folded trace gives them back in order")
+{
+    // Random programs of nested loops with irregular tails, as a property test of folding.
+    std::mt19937 rng(2026);
+    for (int trial = 0; trial < 300; ++trial) {
+        std::function<std::string(int)> program = [&](int depth) -> std::string {
+            std::string out;
+            const int parts = std::uniform_int_distribution<int>(1, 4)(rng);
+            for (int p = 0; p < parts; ++p) {
+                if (depth < 3 && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
+                    out += repeat(program(depth + 1), std::uniform_int_distribution<int>(1, 6)(rng));
+                } else {
+                    out += static_cast<char>('a' + std::uniform_int_distribution<int>(0, 5)(rng));
+                }
+            }
+            return out;
+        };
+        const std::string pattern = program(0);
+        std::vector<std::string> fed;
+        const Sequence seq = fold(pattern, &fed);
+        CAPTURE(pattern);
+        CHECK(calls_of(seq, 0, 1) == fed);
+    }
+}

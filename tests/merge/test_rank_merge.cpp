@@ -1,0 +1,180 @@
+#include "merge/loop_folding.hpp"
+#include "merge/rank_merge.hpp"
+
+#include "support/trace_builders.hpp"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <random>
+#include <string>
+
+using namespace htrace;
+using htrace::test::call;
+using htrace::test::calls_of;
+using htrace::test::collective;
+
+namespace {
+
+// One rank's calls, folded as the tracer would, from a pattern of call-site letters. Upper-case
+// letters are collectives (Bcast on the world communicator).
+Sequence rank_trace(const std::string& pattern, Rank rank, int64_t bytes = 8)
+{
+    LoopFolder folder;
+    for (char c : pattern) {
+        Event e = std::isupper(static_cast<unsigned char>(c)) ? collective(c, rank) : call(c, bytes, rank);
+        e.ranks = RankList();
+        folder.append(std::move(e));
+    }
+    Sequence seq = folder.finish();
+    std::function<void(Sequence&)> assign = [&](Sequence& s) {
+        for (auto& node : s) {
+            if (node.is_event()) {
+                node.event().ranks = RankList(rank);
+            } else {
+                assign(node.loop().body);
+            }
+        }
+    };
+    assign(seq);
+    return seq;
+}
+
+std::vector<std::string> expanded(const std::string& pattern, int64_t bytes = 8)
+{
+    std::vector<std::string> out;
+    for (char c : pattern) out.push_back(std::string(1, c) + ":" + std::to_string(bytes));
+    return out;
+}
+
+std::string repeat(const std::string& s, int n)
+{
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+}
+
+// Merges the ranks' traces pairwise as the radix tree does.
+Sequence merge_all(std::vector<Sequence> traces)
+{
+    for (size_t step = 1; step < traces.size(); step *= 2) {
+        for (size_t r = 0; r + step < traces.size(); r += 2 * step) {
+            traces[r] = merge_ranks(std::move(traces[r]), std::move(traces[r + step]));
+        }
+    }
+    return std::move(traces[0]);
+}
+
+}  // namespace
+
+TEST_CASE("identical ranks merge into one trace whose events name all of them")
+{
+    std::vector<Sequence> traces;
+    for (Rank r = 0; r < 16; ++r) traces.push_back(rank_trace(repeat(repeat("ab", 50) + "C", 20), r));
+    const Sequence merged = merge_all(std::move(traces));
+    CHECK(test::node_count(merged) == test::node_count(rank_trace(repeat(repeat("ab", 50) + "C", 20), 0)));
+    REQUIRE(merged.size() == 1);
+    CHECK(merged[0].loop().body[1].event().ranks.to_string() == "0-15");
+}
+
+TEST_CASE("values that differ between ranks are kept per rank")
+{
+    const Sequence merged = merge_ranks(rank_trace(repeat("a", 10), 0, 80), rank_trace(repeat("a", 10), 1, 90));
+    REQUIRE(merged.size() == 1);
+    const Event& e = merged[0].loop().body[0].event();
+    const Value* bytes = e.find(Role::bytes);
+    REQUIRE(bytes != nullptr);
+    CHECK(bytes->value_for(0) == 80);
+    CHECK(bytes->value_for(1) == 90);
+    CHECK(calls_of(merged, 0, 2) == expanded(repeat("a", 10), 80));
+    CHECK(calls_of(merged, 1, 2) == expanded(repeat("a", 10), 90));
+}
+
+TEST_CASE("abbbbb merged with bbbbba aligns the five b's, not the a")
+{
+    // Distinct byte counts per b keep folding from hiding the alignment question.
+    LoopFolder one;
+    LoopFolder two;
+    one.append(call('a', 1));
+    for (int i = 0; i < 5; ++i) {
+        one.append(call('b', 10 + i));
+        two.append(call('b', 10 + i));
+    }
+    two.append(call('a', 1));
+    Sequence a = one.finish();
+    Sequence b = two.finish();
+    for (auto& n : a) n.event().ranks = RankList(0);
+    for (auto& n : b) n.event().ranks = RankList(1);
+    const Sequence merged = merge_ranks(std::move(a), std::move(b));
+    REQUIRE(merged.size() == 7);
+    int shared = 0;
+    for (const auto& n : merged) shared += n.event().ranks.size() == 2 ? 1 : 0;
+    CHECK(shared == 5);
+}
+
+TEST_CASE("a(b(bcb)db)a and a(b(bcb)fb)a merge into one loop nest with d and f placed inside it")
+{
+    // The paper's loop structure, given as such: letters are call sites, parentheses loops.
+    auto build = [](char differing, Rank rank) {
+        auto e = [rank](char site) { return Node{call(site, 8, rank)}; };
+        Sequence inner{e('b'), e('c'), e('b')};
+        Sequence body{e('b'), test::loop(3, inner), e(differing), e('b')};
+        return Sequence{e('a'), test::loop(4, body), e('a')};
+    };
+    const Sequence merged = merge_ranks(build('d', 0), build('f', 1));
+    REQUIRE(merged.size() == 3);
+    REQUIRE(merged[1].is_loop());
+    const Sequence& body = merged[1].loop().body;
+    REQUIRE(body.size() == 5);
+    CHECK(body[1].is_loop());
+    CHECK(body[2].event().signature == 'd');
+    CHECK(body[2].event().ranks.to_string() == "0");
+    CHECK(body[3].event().signature == 'f');
+    CHECK(body[3].event().ranks.to_string() == "1");
+    const std::string inner = repeat("b" + repeat("bcb", 3), 1);
+    CHECK(calls_of(merged, 0, 2) == expanded("a" + repeat(inner + "db", 4) + "a"));
+    CHECK(calls_of(merged, 1, 2) == expanded("a" + repeat(inner + "fb", 4) + "a"));
+}
+
+TEST_CASE("collectives of the same communicator merge even from different call sites")
+{
+    const Sequence merged = merge_ranks(rank_trace("xB", 0), rank_trace("yD", 1));
+    int bcasts = 0;
+    for (const auto& n : merged) {
+        if (n.event().op == Op::Bcast) {
+            ++bcasts;
+            CHECK(n.event().ranks.size() == 2);
+        }
+    }
+    CHECK(bcasts == 1);
+    CHECK(merged.back().event().op == Op::Bcast);
+}
+
+TEST_CASE("every rank's own order survives merging, for random similar ranks")
+{
+    std::mt19937 rng(99);
+    for (int trial = 0; trial < 150; ++trial) {
+        const std::string common = repeat("ab" + repeat("cd", 3) + "E", 3);
+        const int ranks = std::uniform_int_distribution<int>(2, 9)(rng);
+        std::vector<std::string> patterns;
+        std::vector<Sequence> traces;
+        for (Rank r = 0; r < ranks; ++r) {
+            std::string p = common;
+            // Each rank differs a little: an inserted call, a changed call, or a longer loop.
+            const int edits = std::uniform_int_distribution<int>(0, 3)(rng);
+            for (int k = 0; k < edits; ++k) {
+                const size_t at = std::uniform_int_distribution<size_t>(0, p.size())(rng);
+                const char c = static_cast<char>('f' + std::uniform_int_distribution<int>(0, 3)(rng));
+                p.insert(at, 1, c);
+            }
+            patterns.push_back(p);
+            traces.push_back(rank_trace(p, r));
+        }
+        const Sequence merged = merge_all(std::move(traces));
+        for (Rank r = 0; r < ranks; ++r) {
+            CAPTURE(r);
+            CAPTURE(patterns[static_cast<size_t>(r)]);
+            CHECK(calls_of(merged, r, ranks) == expanded(patterns[static_cast<size_t>(r)]));
+        }
+    }
+}

@@ -1,0 +1,94 @@
+#include "trace/rank_list.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+using htrace::Rank;
+using htrace::RankList;
+
+namespace {
+
+std::vector<Rank> range(Rank first, Rank last, Rank stride = 1)
+{
+    std::vector<Rank> out;
+    for (Rank r = first; r <= last; r += stride) out.push_back(r);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every rank of an SPMD job compresses to one run whatever the job size")
+{
+    for (Rank n : {4, 64, 4096, 100000}) {
+        CAPTURE(n);
+        const RankList all = RankList::from_sorted(range(0, n - 1));
+        CHECK(all.runs().size() == 1);
+        CHECK(all.size() == n);
+        CHECK(all.to_string() == "0-" + std::to_string(n - 1));
+    }
+}
+
+TEST_CASE("a column of a 2-D grid and the grid without its last column are one run each")
+{
+    const RankList column = RankList::from_sorted(range(7, 63, 8));
+    CHECK(column.runs().size() == 1);
+    CHECK(column.to_string() == "7-63:8");
+
+    std::vector<Rank> interior;
+    for (Rank r = 0; r < 64; ++r) {
+        if (r % 8 != 7) interior.push_back(r);
+    }
+    const RankList rest = RankList::from_sorted(interior);
+    CHECK(rest.runs().size() == 1);
+    CHECK(rest.to_string() == "0-6^8:8");
+    CHECK(rest.expand() == interior);
+}
+
+TEST_CASE("compression loses no rank and invents none, for random sets")
+{
+    std::mt19937 rng(12345);
+    for (int trial = 0; trial < 500; ++trial) {
+        std::set<Rank> chosen;
+        const int n = std::uniform_int_distribution<int>(0, 80)(rng);
+        const int span = std::uniform_int_distribution<int>(1, 300)(rng);
+        for (int i = 0; i < n; ++i) chosen.insert(std::uniform_int_distribution<Rank>(0, span)(rng));
+        const std::vector<Rank> ranks(chosen.begin(), chosen.end());
+        const RankList list = RankList::from_sorted(ranks);
+        CAPTURE(list.to_string());
+        CHECK(list.expand() == ranks);
+        CHECK(list.size() == static_cast<int64_t>(ranks.size()));
+        for (Rank r = -2; r <= span + 2; ++r) CHECK(list.contains(r) == (chosen.count(r) == 1));
+        auto parsed = RankList::parse(list.to_string());
+        REQUIRE(parsed.has_value());
+        CHECK(*parsed == list);
+    }
+}
+
+TEST_CASE("uniting two rank lists gives the set union")
+{
+    std::mt19937 rng(777);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::set<Rank> a;
+        std::set<Rank> b;
+        for (int i = 0; i < 30; ++i) {
+            a.insert(std::uniform_int_distribution<Rank>(0, 100)(rng));
+            b.insert(std::uniform_int_distribution<Rank>(0, 100)(rng));
+        }
+        std::set<Rank> both = a;
+        both.insert(b.begin(), b.end());
+        const RankList united = RankList::from_sorted({a.begin(), a.end()}).unite(RankList::from_sorted({b.begin(), b.end()}));
+        CHECK(united.expand() == std::vector<Rank>(both.begin(), both.end()));
+    }
+}
+
+TEST_CASE("rank list text that is not a rank list is refused")
+{
+    for (const char* bad : {"x", "1-", "5-3", "0-6:4", "0-6^", "1,,2", "0-3^2"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(RankList::parse(bad).has_value());
+    }
+    CHECK(RankList::parse("")->empty());
+}

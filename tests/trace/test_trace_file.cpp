@@ -1,0 +1,104 @@
+#include "trace/trace_file.hpp"
+
+#include "support/trace_builders.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace htrace;
+
+namespace {
+
+Trace sample_trace()
+{
+    Trace t;
+    t.header.ranks = 8;
+    t.header.precision = 95;
+    t.header.histogram = HistogramConfig{16, 32};
+    t.header.seed = 0x123456789abcdefull;
+    t.header.mpi_library = "Some MPI 1.2";
+    t.header.command_line = "./app --size 100";
+    t.header.start_time = 1'790'000'000;
+    t.header.traced_seconds = 12.5;
+
+    Event per_rank = test::call('s', 8, 0);
+    per_rank.ranks = RankList::from_sorted({0, 1, 2, 3, 4, 5, 6, 7});
+    per_rank.params[0].value = Value(std::vector<PerRankValue>{{1, RankList::from_sorted({0, 1, 2, 3})},
+                                                              {kProcNull, RankList::from_sorted({4, 5, 6, 7})}});
+    Histogram sizes(t.header.histogram);
+    sizes.keep_seen_values();
+    for (int i = 0; i < 200; ++i) sizes.add(80 + (i * 7) % 50, i % 8);
+    Event histogram_event = test::call('h', 8, 0);
+    histogram_event.ranks = per_rank.ranks;
+    histogram_event.params[2].value = Value(sizes);
+
+    Event opaque = test::call('o', 0, 3, operation_by_name("MPI_Some_unmodelled_function"));
+    opaque.params.clear();
+    opaque.compute = TimeStats{};
+
+    Histogram counts(t.header.histogram);
+    for (int i = 0; i < 30; ++i) counts.add(39 + i % 4, i % 8);
+    Loop inner{Value(counts), {Node{histogram_event}}};
+    t.body.push_back(test::loop(100, {Node{per_rank}, Node{inner}, Node{opaque}}));
+    t.body.push_back(Node{test::collective('b', 0, Op::Allreduce)});
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("a trace written and read back is equal to the original")
+{
+    const Trace original = sample_trace();
+    const auto bytes = encode_trace(original);
+    const DecodeResult read = decode_trace(bytes);
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    CHECK(*read.trace == original);
+    CHECK(encode_trace(*read.trace) == bytes);
+}
+
+TEST_CASE("a sequence written and read back is equal to the original")
+{
+    const Sequence original = sample_trace().body;
+    const auto read = decode_sequence(encode_sequence(original));
+    REQUIRE_MESSAGE(read.sequence.has_value(), read.error);
+    CHECK(*read.sequence == original);
+}
+
+TEST_CASE("a truncated file of any length is refused with a message, never a crash")
+{
+    const auto bytes = encode_trace(sample_trace());
+    for (size_t length = 0; length < bytes.size(); ++length) {
+        std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + static_cast<long>(length));
+        const DecodeResult read = decode_trace(cut);
+        CAPTURE(length);
+        CHECK_FALSE(read.trace.has_value());
+        CHECK_FALSE(read.error.empty());
+    }
+    std::vector<uint8_t> cut(bytes.begin(), bytes.end() - 10);
+    CHECK(decode_trace(cut).error ==
+          "truncated at byte " + std::to_string(bytes.size() - 10) + " (expected " + std::to_string(bytes.size()) + ")");
+}
+
+TEST_CASE("a corrupt byte anywhere is caught by the checksum or the format")
+{
+    const auto bytes = encode_trace(sample_trace());
+    for (size_t at = 0; at < bytes.size(); ++at) {
+        auto bad = bytes;
+        bad[at] ^= 0x5a;
+        CAPTURE(at);
+        CHECK_FALSE(decode_trace(bad).trace.has_value());
+    }
+    auto bad = bytes;
+    bad[bytes.size() / 2] ^= 1;
+    CHECK(decode_trace(bad).error == "corrupt: checksum mismatch");
+}
+
+TEST_CASE("a file of another format version or not a trace at all says so")
+{
+    auto bytes = encode_trace(sample_trace());
+    bytes[16] = 9;  // the version follows the magic and the size
+    CHECK(decode_trace(bytes).error.find("format version 9") != std::string::npos);
+    const std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o'};
+    CHECK(decode_trace(text).error.find("not an h-trace file") != std::string::npos);
+}
