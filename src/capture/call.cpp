@@ -33,11 +33,11 @@ bool is_init(Op op) { return op == Op::Init || op == Op::Init_thread; }
 
 }  // namespace
 
-Call::Call(Op op) noexcept
-    : op_(op), recording_(depth == 0 && (tracer_active() || is_init(op))), entered_(0), own_status_{}
+Call::Call(Op op, CallSite site) noexcept
+    : op_(op), site_(site), recording_(depth == 0 && (tracer_active() || is_init(op))), entered_(0), own_status_{}
 {
     ++depth;
-    if (recording_) entered_ = now_seconds();
+    if (recording_) entered_ = now_ticks();
 }
 
 Call::~Call() { --depth; }
@@ -45,7 +45,7 @@ Call::~Call() { --depth; }
 void Call::finish(int rc) noexcept
 {
     if (!recording_) return;
-    record_call(op_, args_, rc, entered_);
+    record_call(op_, args_, rc, entered_, site_);
 }
 
 const MPI_Request* Call::keep_requests(const MPI_Request* requests, int count)

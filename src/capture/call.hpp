@@ -2,6 +2,7 @@
 // One intercepted MPI call, as the generated wrappers see it: a re-entry guard, the time it began,
 // and the arguments the tracer reads (CallArgs, always as C handles, also for Fortran callers).
 
+#include "capture/signature.hpp"
 #include "trace/operation.hpp"
 
 #include <mpi.h>
@@ -53,9 +54,17 @@ struct CallArgs {
     const int* indices = nullptr;
 };
 
+// Where the application called the wrapper this expands in.
+#define HTRACE_CALL_SITE                                                          \
+    ::htrace::capture::CallSite                                                   \
+    {                                                                             \
+        reinterpret_cast<uintptr_t>(__builtin_return_address(0)),                 \
+            reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())                    \
+    }
+
 class Call {
 public:
-    explicit Call(Op op) noexcept;
+    Call(Op op, CallSite site) noexcept;
     ~Call();
     Call(const Call&) = delete;
     Call& operator=(const Call&) = delete;
@@ -87,6 +96,7 @@ public:
 
 private:
     Op op_;
+    CallSite site_;
     bool recording_;
     double entered_;
     CallArgs args_;

@@ -105,7 +105,7 @@ def c_wrapper(name, kind, params):
     args = ", ".join(p[1] for p in params)
     decl = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t[:-1]} *{n}" for t, n, _ in params) or "void"
     lines = [f'extern "C" int MPI_{name}({decl})', "{",
-             f"    htrace::capture::Call call(htrace::Op::{name});",
+             f"    htrace::capture::Call call(htrace::Op::{name}, HTRACE_CALL_SITE);",
              f"    if (!call.recording()) return PMPI_{name}({args});"]
     body, pass_args, after = [], [], []
     roles = {p[2]: p[1] for p in params if p[2]}
@@ -149,7 +149,7 @@ def c_opaque_wrapper(name, index, proto_params, arg_names):
     args = ", ".join(arg_names)
     return "\n".join([
         f'extern "C" int MPI_{name}({proto_params})', "{",
-        f"    htrace::capture::Call call(htrace::opaque_operation({index}));",
+        f"    htrace::capture::Call call(htrace::opaque_operation({index}), HTRACE_CALL_SITE);",
         f"    if (!call.recording()) return PMPI_{name}({args});",
         f"    const int rc = PMPI_{name}({args});",
         "    call.finish(rc);", "    return rc;", "}", ""])
@@ -227,7 +227,7 @@ def fortran_wrapper(name, kind, params, flavour):
     pass_args.append("ierror")
     lines = [f'extern "C" void {target}({decl}) __attribute__((weak));', "",
              f'extern "C" void {impl}({decl})', "{",
-             f"    htrace::capture::Call call(htrace::Op::{name});",
+             f"    htrace::capture::Call call(htrace::Op::{name}, HTRACE_CALL_SITE);",
              f"    if (!call.recording()) {{ {target}({args}); return; }}"]
     if body or late or after:
         lines.append("    htrace::capture::CallArgs& a = call.args();")
@@ -267,7 +267,7 @@ def fortran_opaque_wrapper(name, index, arity, flavour):
     target = f"pmpi_{name.lower()}{suffix}"
     lines = [f'extern "C" void {target}({decl}) __attribute__((weak));',
              f'extern "C" void {impl}({decl})', "{",
-             f"    htrace::capture::Call call(htrace::opaque_operation({index}));",
+             f"    htrace::capture::Call call(htrace::opaque_operation({index}), HTRACE_CALL_SITE);",
              f"    {target}({args});",
              "    call.finish(MPI_SUCCESS);", "}", ""]
     if flavour == "f77":

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace htrace::capture {
 namespace {
@@ -43,7 +44,7 @@ struct OwnModule {
     OwnModule()
     {
         Dl_info info{};
-        if (dladdr(reinterpret_cast<void*>(&call_path_signature), &info) == 0) return;
+        if (dladdr(reinterpret_cast<void*>(&hash_text), &info) == 0) return;
         begin = reinterpret_cast<uintptr_t>(info.dli_fbase);
         dl_iterate_phdr(&find_end, this);
     }
@@ -73,31 +74,95 @@ uint64_t relative_frame(uintptr_t address)
     return mix(hash_text(name) ^ (address - reinterpret_cast<uintptr_t>(info.dli_fbase)));
 }
 
-}  // namespace
+struct Frame {
+    uintptr_t ip;
+    uintptr_t sp;
+};
 
-uint64_t call_path_signature()
+// Unwinds from here: the application's frames, from the one that called the wrapper outwards.
+std::vector<Frame> application_frames(CallSite site)
 {
     static const OwnModule own;
-    constexpr int kMaxFrames = kSignatureDepth + 16;
-    void* frames[kMaxFrames];
-    const int n = unw_backtrace(frames, kMaxFrames);
-    int first = 0;
-    while (first < n && own.contains(reinterpret_cast<uintptr_t>(frames[first]))) ++first;
-    const int last = std::min(n, first + kSignatureDepth);
+    unw_context_t context;
+    unw_cursor_t cursor;
+    std::vector<Frame> frames;
+    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return frames;
+    bool reached = false;
+    for (int guard = 0; guard < 256 && unw_step(&cursor) > 0; ++guard) {
+        unw_word_t ip = 0;
+        unw_word_t sp = 0;
+        unw_get_reg(&cursor, UNW_REG_IP, &ip);
+        unw_get_reg(&cursor, UNW_REG_SP, &sp);
+        // The first frame outside the tracer is the caller; the wrapper's own return address
+        // confirms it where the unwinder and the compiler agree.
+        if (!reached) {
+            if (ip != site.return_address && own.contains(ip)) continue;
+            reached = true;
+        }
+        frames.push_back({ip, sp});
+        if (frames.size() == kSignatureDepth) break;
+    }
+    return frames;
+}
 
-    // Raw addresses are stable within the process: resolve each distinct raw path once.
-    uint64_t raw = 0x5eed;
-    for (int i = first; i < last; ++i) raw = mix(raw ^ reinterpret_cast<uintptr_t>(frames[i]));
-    thread_local std::unordered_map<uint64_t, uint64_t> resolved;
-    auto found = resolved.find(raw);
-    if (found != resolved.end()) return found->second;
+struct CachedPath {
+    uint64_t signature;
+    // For the frames after the first: where their return address lies, relative to the call's
+    // frame address, and what it was.
+    std::vector<std::pair<uintptr_t, uintptr_t>> slots;
+    bool verifiable;
+};
+
+uint64_t signature_of(const std::vector<Frame>& frames)
+{
     uint64_t signature = 0x51a7;
-    for (int i = first; i < last; ++i) {
+    for (const auto& frame : frames) {
         // A return address points after the call; step back into the call instruction so the
         // frame names the call site.
-        signature = mix(signature ^ relative_frame(reinterpret_cast<uintptr_t>(frames[i]) - 1));
+        signature = mix(signature ^ relative_frame(frame.ip - 1));
     }
-    resolved.emplace(raw, signature);
+    return signature;
+}
+
+}  // namespace
+
+uint64_t call_path_signature(CallSite site)
+{
+    // libunwind's cache of unwind information, per thread: no lock on the way.
+    thread_local const bool cache_ready = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) == 0;
+    (void)cache_ready;
+    thread_local std::unordered_map<uint64_t, CachedPath> paths;
+
+    const uint64_t key = mix(site.return_address ^ mix(site.frame));
+    auto found = paths.find(key);
+#if defined(__x86_64__)
+    if (found != paths.end() && found->second.verifiable) {
+        bool same = true;
+        for (const auto& [offset, address] : found->second.slots) {
+            if (*reinterpret_cast<const uintptr_t*>(site.frame + offset) != address) {
+                same = false;
+                break;
+            }
+        }
+        if (same) return found->second.signature;
+    }
+#endif
+    const std::vector<Frame> frames = application_frames(site);
+    CachedPath path{signature_of(frames), {}, false};
+#if defined(__x86_64__)
+    // A call pushes its return address just below the caller's stack pointer, which is what the
+    // unwinder reports as the caller frame's SP.
+    path.verifiable = !frames.empty() && frames[0].ip == site.return_address && frames[0].sp == site.frame;
+    for (size_t i = 1; i < frames.size() && path.verifiable; ++i) {
+        if (frames[i].sp < site.frame + 8) {
+            path.verifiable = false;
+            break;
+        }
+        path.slots.emplace_back(frames[i].sp - 8 - site.frame, frames[i].ip);
+    }
+#endif
+    const uint64_t signature = path.signature;
+    paths[key] = std::move(path);
     return signature;
 }
 

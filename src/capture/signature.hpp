@@ -6,8 +6,18 @@
 
 namespace htrace::capture {
 
-// The signature of the current call path, skipping the tracer's own frames.
-uint64_t call_path_signature();
+// Where the application called a wrapper: the wrapper's return address and its canonical frame
+// address (the application's stack pointer at the call), as __builtin_return_address(0) and
+// __builtin_dwarf_cfa() give them inside the wrapper.
+struct CallSite {
+    uintptr_t return_address = 0;
+    uintptr_t frame = 0;
+};
+
+// The signature of the call path that reached `site`. The first time a path is seen it is unwound;
+// after that, while the same return addresses sit in the same stack slots, the cached signature is
+// reused, so a call in a loop costs a few loads instead of an unwind.
+uint64_t call_path_signature(CallSite site);
 
 // Frames of the application that count (the deeper ones are the same for every call).
 inline constexpr int kSignatureDepth = 8;

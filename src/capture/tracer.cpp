@@ -10,6 +10,9 @@
 
 #include <atomic>
 #include <chrono>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -33,6 +36,8 @@ uint32_t operation_args(Op op)
     }
 }
 
+double steady_seconds() noexcept;
+
 namespace {
 
 constexpr size_t kOpaqueCount = 0
@@ -51,17 +56,17 @@ struct WildcardReceive {
 class Tracer {
 public:
     bool active() const { return active_.load(std::memory_order_relaxed); }
-    void record(Op op, const CallArgs& args, int rc, double entered);
+    void record(Op op, const CallArgs& args, int rc, double entered, CallSite site);
 
 private:
     void start(double entered);
-    void stop(double entered);
+    void stop(double entered, CallSite site);
     void fail_at_start(const std::string& message, bool print);
-    Event make_event(Op op, const CallArgs& args, int rc, double compute);
-    void add_point_to_point(Event& e, const CallArgs& args, const CommInfo& comm, uint32_t present);
-    void add_completion(Event& e, Op op, const CallArgs& args);
-    void add_collective(Event& e, Op op, const CallArgs& args, const CommInfo& comm, uint32_t present);
-    void add_matched(Event& e, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
+    void describe(RecordedCall& call, const CallArgs& args, int rc);
+    void add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_completion(RecordedCall& call, const CallArgs& args);
+    void add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
     void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
 
     std::atomic<bool> active_{false};
@@ -75,8 +80,10 @@ private:
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
     std::vector<uint64_t> opaque_calls_ = std::vector<uint64_t>(kOpaqueCount, 0);
     uint64_t calls_ = 0;
-    double started_ = 0;
-    double last_exit_ = 0;
+    double started_ = 0;  // ticks
+    double started_seconds_ = 0;
+    double last_exit_ = 0;  // ticks
+    bool threads_ = false;  // the application may call MPI from several threads at once
     int64_t start_time_ = 0;
 };
 
@@ -168,8 +175,6 @@ int64_t side_bytes(int count, MPI_Datatype type, const int* counts, const MPI_Da
     return total;
 }
 
-void add_param(Event& e, Role role, int64_t value) { e.params.push_back({role, Value(value)}); }
-
 std::string command_line()
 {
     std::ifstream file("/proc/self/cmdline", std::ios::binary);
@@ -191,30 +196,45 @@ std::string library_version()
     return text;
 }
 
-void assign_ranks(Sequence& seq, const RankList& ranks)
+// Gives every event its participant and turns clock ticks into seconds.
+void finish_events(Sequence& seq, const RankList& ranks, double seconds_per_tick)
 {
     for (auto& node : seq) {
-        if (node.is_event()) {
-            node.event().ranks = ranks;
-        } else {
-            assign_ranks(node.loop().body, ranks);
+        if (node.is_loop()) {
+            finish_events(node.loop().body, ranks, seconds_per_tick);
+            continue;
         }
+        Event& e = node.event();
+        e.ranks = ranks;
+        e.compute.mean *= seconds_per_tick;
+        e.compute.min *= seconds_per_tick;
+        e.compute.max *= seconds_per_tick;
+        e.compute.m2 *= seconds_per_tick * seconds_per_tick;
     }
 }
 
 }  // namespace
 
-double now_seconds() noexcept
+double now_ticks() noexcept
+{
+#if defined(__x86_64__)
+    return static_cast<double>(__rdtsc());
+#else
+    return static_cast<double>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+}
+
+double steady_seconds() noexcept
 {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 bool tracer_active() noexcept { return tracer().active(); }
 
-void record_call(Op op, const CallArgs& args, int rc, double entered) noexcept
+void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept
 {
     try {
-        tracer().record(op, args, rc, entered);
+        tracer().record(op, args, rc, entered, site);
     } catch (...) {
         // Out of memory while recording: the application must go on unaffected.
     }
@@ -251,13 +271,17 @@ void Tracer::start(double entered)
     if (!path_ok) fail_at_start(path_error, world_rank_ == 0);
 
     comms_.start();
+    int level = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&level);
+    threads_ = level == MPI_THREAD_MULTIPLE;
     started_ = entered;
+    started_seconds_ = steady_seconds();
     last_exit_ = entered;
     start_time_ = static_cast<int64_t>(std::time(nullptr));
     active_.store(true);
 }
 
-void Tracer::record(Op op, const CallArgs& args, int rc, double entered)
+void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
 {
     if (op == Op::Init || op == Op::Init_thread) {
         if (rc != MPI_SUCCESS) return;
@@ -267,36 +291,42 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered)
     if (op == Op::Finalize) {
         std::lock_guard lock(mutex_);
         if (!active()) return;
-        stop(entered);
+        stop(entered, site);
         return;
     }
-    std::lock_guard lock(mutex_);
+    // Only an application that asked for MPI_THREAD_MULTIPLE pays for a lock.
+    std::unique_lock lock(mutex_, std::defer_lock);
+    if (threads_) lock.lock();
     if (!active()) return;
-    const double compute = entered - last_exit_;
-    Event e = make_event(op, args, rc, compute > 0 ? compute : 0.0);
+    RecordedCall call;
+    call.op = op;
+    call.signature = call_path_signature(site);
+    call.compute_seconds = std::max(0.0, entered - last_exit_);
+    describe(call, args, rc);
     ++calls_;
     const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
     if (static_cast<size_t>(op) >= static_cast<size_t>(Op::first_opaque) && index < opaque_calls_.size()) {
         ++opaque_calls_[index];
     }
-    folder_.append(std::move(e));
-    last_exit_ = now_seconds();
+    folder_.append(call);
+    last_exit_ = now_ticks();
 }
 
-void Tracer::stop(double entered)
+void Tracer::stop(double entered, CallSite site)
 {
-    Event finalize;
+    RecordedCall finalize;
     finalize.op = Op::Finalize;
-    finalize.signature = call_path_signature();
-    finalize.compute.add(std::max(0.0, entered - last_exit_));
-    folder_.append(std::move(finalize));
+    finalize.signature = call_path_signature(site);
+    finalize.compute_seconds = std::max(0.0, entered - last_exit_);
+    folder_.append(finalize);
     ++calls_;
     active_.store(false);
 
+    const double seconds_per_tick = (steady_seconds() - started_seconds_) / std::max(1.0, now_ticks() - started_);
     Sequence mine = folder_.finish();
-    assign_ranks(mine, RankList(world_rank_));
+    finish_events(mine, RankList(world_rank_), seconds_per_tick);
 
-    double traced = entered - started_;
+    double traced = (entered - started_) * seconds_per_tick;
     double slowest = traced;
     PMPI_Reduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, own_comm_);
     std::vector<uint64_t> counts = opaque_calls_;
@@ -304,9 +334,9 @@ void Tracer::stop(double entered)
     std::vector<uint64_t> totals(counts.size(), 0);
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
 
-    const double merge_start = now_seconds();
+    const double merge_start = steady_seconds();
     ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_);
-    const double merge_seconds = now_seconds() - merge_start;
+    const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) write_trace(std::move(*reduced.merged), slowest, merge_seconds);
@@ -341,35 +371,32 @@ void Tracer::write_trace(Sequence merged, double traced_seconds, double merge_se
     trace.header.start_time = start_time_;
     trace.header.traced_seconds = traced_seconds;
     trace.body = std::move(merged);
-    const double write_start = now_seconds();
+    const double write_start = steady_seconds();
     const std::string error = write_trace_file(config_.file, trace);
     if (!error.empty()) {
         std::fprintf(stderr, "h-trace: cannot write %s: %s\n", config_.file.c_str(), error.c_str());
         return;
     }
     std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %zu bytes; merge %.3f s, write %.3f s)\n", config_.file.c_str(),
-                 world_size_, encode_trace(trace).size(), merge_seconds, now_seconds() - write_start);
+                 world_size_, encode_trace(trace).size(), merge_seconds, steady_seconds() - write_start);
 }
 
 // ---- From a call to an event ----------------------------------------------------------------------
 
-Event Tracer::make_event(Op op, const CallArgs& args, int rc, double compute)
+void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
 {
-    Event e;
-    e.op = op;
-    e.signature = call_path_signature();
-    e.compute.add(compute);
+    const Op op = call.op;
     const uint32_t present = operation_args(op);
     const auto kind = operation_kind(op);
-    if (kind == OperationKind::opaque || kind == OperationKind::init) return e;
+    if (kind == OperationKind::opaque || kind == OperationKind::init) return;
 
     if (kind == OperationKind::completion) {
-        add_completion(e, op, args);
-        return e;
+        add_completion(call, args);
+        return;
     }
     if (kind == OperationKind::comm_free) {
-        add_param(e, Role::comm, comms_.remove(args.comm));
-        return e;
+        call.add(Role::comm, comms_.remove(args.comm));
+        return;
     }
     const CommInfo comm = comms_.lookup(args.comm);
     switch (kind) {
@@ -377,7 +404,7 @@ Event Tracer::make_event(Op op, const CallArgs& args, int rc, double compute)
     case OperationKind::recv:
     case OperationKind::sendrecv:
     case OperationKind::probe:
-        add_point_to_point(e, args, comm, present);
+        add_point_to_point(call, args, comm, present);
         if (rc == MPI_SUCCESS && op == Op::Irecv && (args.peer == MPI_ANY_SOURCE || args.tag == MPI_ANY_TAG)) {
             wildcard_receives_[args.request].push_back(
                 {comm, args.peer == MPI_ANY_SOURCE, args.tag == MPI_ANY_TAG});
@@ -385,60 +412,61 @@ Event Tracer::make_event(Op op, const CallArgs& args, int rc, double compute)
         if (rc == MPI_SUCCESS && (present & arg::status) && args.status && (op != Op::Iprobe || args.flag)) {
             const bool any_source = (present & arg::source) ? args.source == MPI_ANY_SOURCE : args.peer == MPI_ANY_SOURCE;
             const int wanted_tag = (present & arg::recvtag) ? args.recvtag : args.tag;
-            add_matched(e, comm, any_source, wanted_tag == MPI_ANY_TAG, *args.status);
+            add_matched(call, comm, any_source, wanted_tag == MPI_ANY_TAG, *args.status);
         }
         break;
     case OperationKind::collective:
-        add_collective(e, op, args, comm, present);
+        add_collective(call, args, comm, present);
         break;
     case OperationKind::comm_create: {
-        add_param(e, Role::comm, comm.id);
+        call.add(Role::comm, comm.id);
         if (rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL) {
             const CommInfo& created = comms_.add(args.newcomm);
-            add_param(e, Role::new_comm, created.id);
-            add_param(e, Role::color, comms_.leader_world_rank(args.newcomm));
-            add_param(e, Role::key, created.rank);
+            call.add(Role::new_comm, created.id);
+            call.add(Role::color, comms_.leader_world_rank(args.newcomm));
+            call.add(Role::key, created.rank);
         } else {
-            add_param(e, Role::new_comm, kNoComm);
-            add_param(e, Role::color, kNoComm);
-            add_param(e, Role::key, kNoComm);
+            call.add(Role::new_comm, kNoComm);
+            call.add(Role::color, kNoComm);
+            call.add(Role::key, kNoComm);
         }
         break;
     }
     default:
         break;
     }
-    return e;
 }
 
-void Tracer::add_point_to_point(Event& e, const CallArgs& args, const CommInfo& comm, uint32_t present)
+void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)
 {
-    add_param(e, Role::peer, relative_peer(args.peer, comm));
-    add_param(e, Role::tag, tag_value(args.tag));
-    if (present & arg::count) add_param(e, Role::bytes, int64_t(args.count) * type_size(args.datatype));
+    call.add(Role::peer, relative_peer(args.peer, comm));
+    call.add(Role::tag, tag_value(args.tag));
+    if (present & arg::count) call.add(Role::bytes, int64_t(args.count) * type_size(args.datatype));
     if (present & arg::source) {
-        add_param(e, Role::source, relative_peer(args.source, comm));
-        add_param(e, Role::recv_tag, tag_value(args.recvtag));
+        call.add(Role::source, relative_peer(args.source, comm));
+        call.add(Role::recv_tag, tag_value(args.recvtag));
     }
-    if (present & arg::recvcount) add_param(e, Role::recv_bytes, int64_t(args.recvcount) * type_size(args.recvtype));
-    if (present & arg::flag) add_param(e, Role::completed, args.flag);
-    add_param(e, Role::comm, comm.id);
+    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_size(args.recvtype));
+    if (present & arg::flag) call.add(Role::completed, args.flag);
+    call.add(Role::comm, comm.id);
 }
 
-void Tracer::add_matched(Event& e, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status)
+void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag,
+                         const MPI_Status& status)
 {
-    if (any_source) add_param(e, Role::matched_peer, relative_peer(status.MPI_SOURCE, comm));
-    if (any_tag) add_param(e, Role::matched_tag, status.MPI_TAG);
+    if (any_source) call.add(Role::matched_peer, relative_peer(status.MPI_SOURCE, comm));
+    if (any_tag) call.add(Role::matched_tag, status.MPI_TAG);
 }
 
-void Tracer::add_completion(Event& e, Op op, const CallArgs& args)
+void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
 {
+    const Op op = call.op;
     const bool single = op == Op::Wait || op == Op::Test;
     const int count = single ? 1 : args.request_count;
-    add_param(e, Role::requests, count);
+    call.add(Role::requests, count);
     const bool tests = op == Op::Test || op == Op::Testall || op == Op::Testany;
-    if (tests) add_param(e, Role::completed, args.flag);
-    if (op == Op::Waitsome || op == Op::Testsome) add_param(e, Role::completed, args.outcount);
+    if (tests) call.add(Role::completed, args.flag);
+    if (op == Op::Waitsome || op == Op::Testsome) call.add(Role::completed, args.outcount);
     if (wildcard_receives_.empty() || args.requests == nullptr) return;
 
     // Which of the given requests completed, and where their statuses are.
@@ -449,7 +477,9 @@ void Tracer::add_completion(Event& e, Op op, const CallArgs& args)
         const WildcardReceive receive = found->second.back();
         found->second.pop_back();
         if (found->second.empty()) wildcard_receives_.erase(found);
-        add_matched(e, receive.comm, receive.any_source, receive.any_tag, *status);
+        int cancelled = 0;
+        PMPI_Test_cancelled(status, &cancelled);
+        if (!cancelled) add_matched(call, receive.comm, receive.any_source, receive.any_tag, *status);
     };
     if (op == Op::Wait || (op == Op::Test && args.flag)) {
         matched(0, args.status);
@@ -462,8 +492,9 @@ void Tracer::add_completion(Event& e, Op op, const CallArgs& args)
     }
 }
 
-void Tracer::add_collective(Event& e, Op op, const CallArgs& args, const CommInfo& comm, uint32_t present)
+void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)
 {
+    const Op op = call.op;
     const bool rooted = (present & arg::root) != 0;
     const bool at_root = rooted && (comm.inter ? args.root == MPI_ROOT : args.root == comm.rank);
     const bool has_send = (present & (arg::count | arg::sendcounts)) != 0;
@@ -475,20 +506,20 @@ void Tracer::add_collective(Event& e, Op op, const CallArgs& args, const CommInf
     if (has_send && has_recv && args.sendbuf == MPI_IN_PLACE) send_counts = false;
 
     if (has_send) {
-        add_param(e, Role::bytes,
+        call.add(Role::bytes,
                   send_counts ? side_bytes(args.count, args.datatype, args.sendcounts, args.sendtypes,
                                            args.sendcounts ? peer_count(op, args.comm, true) : 0)
                               : 0);
     }
     if (has_recv) {
-        add_param(e, Role::recv_bytes,
+        call.add(Role::recv_bytes,
                   recv_counts ? side_bytes(args.recvcount, args.recvtype, args.recvcounts, args.recvtypes,
                                            args.recvcounts ? peer_count(op, args.comm, false) : 0)
                               : 0);
     }
     // The root is the same rank for every member, so it is kept as it is, not relative.
-    if (rooted) add_param(e, Role::root, args.root == MPI_ROOT ? kRootSelf : args.root == MPI_PROC_NULL ? kProcNull : args.root);
-    add_param(e, Role::comm, comm.id);
+    if (rooted) call.add(Role::root, args.root == MPI_ROOT ? kRootSelf : args.root == MPI_PROC_NULL ? kProcNull : args.root);
+    call.add(Role::comm, comm.id);
 }
 
 }  // namespace htrace::capture

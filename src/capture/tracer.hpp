@@ -3,16 +3,19 @@
 // MPI_Finalize merged with every other rank's and written by rank 0.
 
 #include "capture/call.hpp"
+#include "capture/signature.hpp"
 
 namespace htrace::capture {
 
 // Whether calls are being recorded (between MPI_Init and MPI_Finalize, tracer configured).
 bool tracer_active() noexcept;
 
-// Called by Call::finish for every recorded call; `compute_seconds` is the time since the previous
-// MPI call returned. Never throws.
-void record_call(Op op, const CallArgs& args, int rc, double compute_seconds) noexcept;
+// Called by Call::finish for every recorded call, which began at `entered` (now_ticks()). Never
+// throws.
+void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept;
 
-double now_seconds() noexcept;
+// The tracer's clock, read twice per call: the time-stamp counter where it is invariant (a few
+// nanoseconds), converted to seconds once at MPI_Finalize against the steady clock.
+double now_ticks() noexcept;
 
 }  // namespace htrace::capture

@@ -167,14 +167,12 @@ void LoopFolder::start_fast_path()
     fast_times_.clear();
 }
 
-bool LoopFolder::fast_append(Event& event)
+bool LoopFolder::fast_append(const RecordedCall& call)
 {
     Loop& loop = seq_.back().loop();
     const Node& expected = loop.body[fast_next_];
-    if (!expected.is_event()) return false;
-    const Event& e = expected.event();
-    if (e.op != event.op || e.signature != event.signature || e.params != event.params) return false;
-    fast_times_.push_back(event.compute.mean);
+    if (!expected.is_event() || !call.matches(expected.event())) return false;
+    fast_times_.push_back(call.compute_seconds);
     if (++fast_next_ < loop.body.size()) return true;
     for (size_t i = 0; i < loop.body.size(); ++i) loop.body[i].event().compute.add(fast_times_[i]);
     loop.iterations = Value(loop.iterations.exact() + 1);
@@ -204,17 +202,61 @@ void LoopFolder::leave_fast_path()
     }
 }
 
-void LoopFolder::append(Event event)
+void LoopFolder::append(const RecordedCall& call)
 {
     if (fast_) {
-        if (fast_append(event)) return;
+        if (fast_append(call)) return;
         // A loop in the body, or a call that breaks the pattern: fold the slow way, which also
         // finds nested loops.
         leave_fast_path();
     }
-    push(Node{std::move(event)});
+    push(Node{call.to_event()});
     fold();
     start_fast_path();
+}
+
+void LoopFolder::append(Event event)
+{
+    RecordedCall call;
+    call.op = event.op;
+    call.signature = event.signature;
+    call.compute_seconds = event.compute.mean;
+    for (const auto& p : event.params) {
+        if (!p.value.is_exact()) {
+            if (fast_) leave_fast_path();
+            push(Node{std::move(event)});
+            fold();
+            start_fast_path();
+            return;
+        }
+        call.add(p.role, p.value.exact());
+    }
+    append(call);
+}
+
+bool RecordedCall::matches(const Event& e) const
+{
+    if (e.op != op || e.signature != signature || e.params.size() != size_) return false;
+    for (size_t i = 0; i < size_; ++i) {
+        const auto [role, value] = param(i);
+        const Param& p = e.params[i];
+        if (p.role != role || !p.value.is_exact() || p.value.exact() != value) return false;
+    }
+    return true;
+}
+
+Event RecordedCall::to_event() const
+{
+    Event e;
+    e.op = op;
+    e.signature = signature;
+    e.params.reserve(size_);
+    for (size_t i = 0; i < size_; ++i) {
+        const auto [role, value] = param(i);
+        e.params.push_back({role, Value(value)});
+    }
+    e.compute.add(compute_seconds);
+    return e;
 }
 
 Sequence LoopFolder::finish()

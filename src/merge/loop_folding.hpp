@@ -5,16 +5,48 @@
 
 #include "trace/event.hpp"
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
 
 namespace htrace {
 
+// One call as the tracer hands it over: exact values only, kept inline so that a call repeating
+// a loop body costs no allocation.
+class RecordedCall {
+public:
+    Op op{};
+    uint64_t signature = 0;
+    double compute_seconds = 0;
+
+    void add(Role role, int64_t value)
+    {
+        if (size_ < kInline) {
+            inline_[size_] = {role, value};
+        } else {
+            more_.push_back({role, value});
+        }
+        ++size_;
+    }
+    size_t size() const { return size_; }
+    std::pair<Role, int64_t> param(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
+
+    bool matches(const Event& e) const;  // same operation, call site and values
+    Event to_event() const;
+
+private:
+    static constexpr size_t kInline = 12;
+    std::array<std::pair<Role, int64_t>, kInline> inline_;  // only the first size_ are set
+    std::vector<std::pair<Role, int64_t>> more_;
+    size_t size_ = 0;
+};
+
 class LoopFolder {
 public:
     LoopFolder();
 
+    void append(const RecordedCall& call);
     void append(Event event);
     // The folded sequence; the folder is empty afterwards.
     Sequence finish();
@@ -39,7 +71,7 @@ private:
     bool fold_repeat();
     uint64_t range_hash(size_t begin, size_t end) const;
     void start_fast_path();
-    bool fast_append(Event& event);
+    bool fast_append(const RecordedCall& call);
     void leave_fast_path();
 
     Sequence seq_;

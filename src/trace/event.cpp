@@ -20,6 +20,8 @@ bool role_is_peer(Role role)
     return role == Role::peer || role == Role::source || role == Role::root || role == Role::matched_peer;
 }
 
+bool role_is_relative(Role role) { return role == Role::peer || role == Role::source || role == Role::matched_peer; }
+
 bool role_is_categorical(Role role)
 {
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||

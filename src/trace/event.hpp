@@ -13,8 +13,9 @@
 
 namespace htrace {
 
-// What a parameter means. Peers (peer, source, root, matched_peer) are stored relative to the
-// caller in the communicator, `(peer - me) mod size`, except the symbolic values below.
+// What a parameter means. Point-to-point peers (peer, source, matched_peer) are stored relative to
+// the caller in the communicator, `(peer - me) mod size`; a root as the communicator rank it is (the
+// same on every member); both except the symbolic values below.
 enum class Role : uint8_t {
     peer,          // destination of a send, requested source of a receive or probe
     tag,
@@ -35,7 +36,8 @@ enum class Role : uint8_t {
 inline constexpr int kRoleCount = static_cast<int>(Role::key) + 1;
 
 std::string_view role_name(Role role);
-bool role_is_peer(Role role);
+bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
+bool role_is_relative(Role role);  // stored as (peer - me) mod size
 // Categorical values (communicators, roots, ...) are never turned into histograms.
 bool role_is_categorical(Role role);
 

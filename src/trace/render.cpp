@@ -223,10 +223,11 @@ struct CallTotals {
     std::map<std::string, int64_t> matched;
 };
 
-std::string peer_key(const CommunicatorTable& comms, Rank caller, int64_t comm, int64_t relative, Role role)
+std::string peer_key(const CommunicatorTable& comms, Rank caller, int64_t comm, int64_t value, Role role)
 {
-    if (relative < 0) return symbolic(relative, role);
-    auto world = comms.world_peer(caller, comm, relative);
+    if (value < 0) return symbolic(value, role);
+    // Roots are stored as they are; point-to-point peers relative to the caller.
+    auto world = role == Role::root ? comms.world_rank(caller, comm, value) : comms.world_peer(caller, comm, value);
     return world ? std::to_string(*world) : "unknown";
 }
 

@@ -36,6 +36,13 @@ std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int
     return (*group)[static_cast<size_t>(index)];
 }
 
+std::optional<Rank> CommunicatorTable::world_rank(Rank caller, int64_t comm, int64_t index) const
+{
+    const auto* group = members(caller, comm);
+    if (group == nullptr || index < 0 || index >= static_cast<int64_t>(group->size())) return std::nullopt;
+    return (*group)[static_cast<size_t>(index)];
+}
+
 void CommunicatorTable::create(const Event& creation, const std::vector<Rank>& participants)
 {
     const Value* new_comm = creation.find(Role::new_comm);

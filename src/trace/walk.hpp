@@ -25,6 +25,8 @@ public:
     // The world rank a relative peer of `caller` in `comm` stands for; nullopt for symbolic peers
     // or unknown communicators.
     std::optional<Rank> world_peer(Rank caller, int64_t comm, int64_t relative) const;
+    // The world rank of rank `index` of `comm`, as seen by `caller` (roots are stored that way).
+    std::optional<Rank> world_rank(Rank caller, int64_t comm, int64_t index) const;
 
     // One instance of a creation event: every participant's color and key are known.
     void create(const Event& creation, const std::vector<Rank>& participants);

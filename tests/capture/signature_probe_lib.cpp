@@ -3,4 +3,9 @@
 
 #include <cstdint>
 
-extern "C" uint64_t probe_signature() { return htrace::capture::call_path_signature(); }
+extern "C" __attribute__((noinline)) uint64_t probe_signature()
+{
+    const htrace::capture::CallSite site{reinterpret_cast<uintptr_t>(__builtin_return_address(0)),
+                                         reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())};
+    return htrace::capture::call_path_signature(site);
+}

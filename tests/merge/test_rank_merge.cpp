@@ -26,18 +26,7 @@ Sequence rank_trace(const std::string& pattern, Rank rank, int64_t bytes = 8)
         e.ranks = RankList();
         folder.append(std::move(e));
     }
-    Sequence seq = folder.finish();
-    std::function<void(Sequence&)> assign = [&](Sequence& s) {
-        for (auto& node : s) {
-            if (node.is_event()) {
-                node.event().ranks = RankList(rank);
-            } else {
-                assign(node.loop().body);
-            }
-        }
-    };
-    assign(seq);
-    return seq;
+    return test::with_rank(folder.finish(), rank);
 }
 
 std::vector<std::string> expanded(const std::string& pattern, int64_t bytes = 8)
@@ -101,10 +90,8 @@ TEST_CASE("abbbbb merged with bbbbba aligns the five b's, not the a")
         two.append(call('b', 10 + i));
     }
     two.append(call('a', 1));
-    Sequence a = one.finish();
-    Sequence b = two.finish();
-    for (auto& n : a) n.event().ranks = RankList(0);
-    for (auto& n : b) n.event().ranks = RankList(1);
+    Sequence a = test::with_rank(one.finish(), 0);
+    Sequence b = test::with_rank(two.finish(), 1);
     const Sequence merged = merge_ranks(std::move(a), std::move(b));
     REQUIRE(merged.size() == 7);
     int shared = 0;

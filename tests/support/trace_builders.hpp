@@ -57,6 +57,19 @@ inline std::vector<std::string> calls_of(const Sequence& seq, Rank rank, int32_t
     return out;
 }
 
+// The folder leaves participants to its caller, as the tracer sets them at MPI_Finalize.
+inline Sequence with_rank(Sequence seq, Rank rank)
+{
+    for (auto& node : seq) {
+        if (node.is_event()) {
+            node.event().ranks = RankList(rank);
+        } else {
+            node.loop().body = with_rank(std::move(node.loop().body), rank);
+        }
+    }
+    return seq;
+}
+
 // Number of nodes (events and loops) in a sequence, nested ones included.
 inline size_t node_count(const Sequence& seq)
 {

@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Checks a trace against the traced program's own log of its MPI calls.
+
+    check_calls.py --h-dump PATH --trace TRACE --log-dir DIR --ranks N
+    check_calls.py --json DUMP.json --log-dir DIR --ranks N      (a saved `h-dump --calls --json` output)
+
+The test programs (tests/mpi/programs) append one line per MPI call to DIR/rank.<world rank>:
+
+    <MPI function> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or ->
+
+This script totals those per (rank, function) -- calls, bytes, the multiset of peers and the multiset
+of matched sources -- and compares them both ways with `h-dump --calls --json TRACE`: every logged
+call must be in the trace, and the trace must hold nothing more. Every difference is printed (rank,
+function, field, what the program logged, what the trace says).
+
+Exit status: 0 when they agree, 1 on any difference, 2 when the comparison cannot be made (h-dump
+fails, a log is malformed or missing).
+"""
+
+import argparse
+import collections
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+SYMBOLIC_RANKS = ("ANY_SOURCE", "PROC_NULL")
+MAX_DIFFERENCES_SHOWN = 200
+
+
+class CannotCompare(Exception):
+    """The inputs are missing or malformed: no verdict about the trace is possible."""
+
+
+class Tally:
+    """What one rank did with one MPI function, summed over its calls."""
+
+    def __init__(self):
+        self.calls = 0
+        self.bytes = 0
+        self.peers = collections.Counter()
+        self.matched = collections.Counter()
+
+    def fields(self):
+        return {"calls": self.calls, "bytes": self.bytes, "peers": self.peers, "matched": self.matched}
+
+
+def parse_rank_list(text, where):
+    """`-` or a comma-separated list of world ranks / ANY_SOURCE / PROC_NULL, as strings."""
+    if text == "-":
+        return []
+    ranks = text.split(",")
+    for rank in ranks:
+        if not (rank.isdigit() or rank in SYMBOLIC_RANKS):
+            raise CannotCompare(f"{where}: '{rank}' is neither a world rank nor one of {', '.join(SYMBOLIC_RANKS)}")
+    return ranks
+
+
+def read_program_logs(log_dir, ranks):
+    """{rank: {function: Tally}} from DIR/rank.0 .. rank.N-1; every rank must have written its log."""
+    log_dir = pathlib.Path(log_dir)
+    tallies = {}
+    for rank in range(ranks):
+        path = log_dir / f"rank.{rank}"
+        if not path.is_file():
+            raise CannotCompare(f"rank {rank} wrote no program log ({path} is missing)")
+        per_function = collections.defaultdict(Tally)
+        for number, line in enumerate(path.read_text().splitlines(), start=1):
+            where = f"{path}:{number}"
+            fields = line.split()
+            if len(fields) != 4:
+                raise CannotCompare(f"{where}: expected '<function> <bytes> <peers> <matched>', got '{line}'")
+            function, byte_text, peers, matched = fields
+            if not byte_text.isdigit():
+                raise CannotCompare(f"{where}: bytes '{byte_text}' is not a non-negative integer")
+            tally = per_function[function]
+            tally.calls += 1
+            tally.bytes += int(byte_text)
+            tally.peers.update(parse_rank_list(peers, where))
+            tally.matched.update(parse_rank_list(matched, where))
+        tallies[rank] = dict(per_function)
+    strays = [p.name for p in log_dir.glob("rank.*") if not re.fullmatch(r"rank\.\d+", p.name)
+              or int(p.name.split(".")[1]) >= ranks]
+    if strays:
+        raise CannotCompare(f"program logs for ranks that do not exist in a {ranks}-rank job: {', '.join(sorted(strays))}")
+    return tallies
+
+
+def run_h_dump(h_dump, trace):
+    command = [h_dump, "--calls", "--json", trace]
+    print("$", " ".join(command), flush=True)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise CannotCompare(f"h-dump did not run: {error}") from error
+    if result.returncode != 0:
+        raise CannotCompare(f"h-dump exited with {result.returncode}:\n{result.stderr.strip()}")
+    try:
+        return json.loads(result.stdout)
+    except json.JSONDecodeError as error:
+        raise CannotCompare(f"h-dump printed no valid JSON ({error}); it began with:\n{result.stdout[:500]}") from error
+
+
+def multiset(value, where):
+    """A JSON object of rank -> count as a Counter with string keys."""
+    if not isinstance(value, dict) or not all(isinstance(n, int) for n in value.values()):
+        raise CannotCompare(f"{where}: expected an object of rank -> count, got {value!r}")
+    return collections.Counter({str(rank): count for rank, count in value.items() if count != 0})
+
+
+def read_trace_tallies(dump):
+    """{rank: {function: Tally}} from the `by_rank` part of h-dump's JSON (omitted keys are zero)."""
+    by_rank = dump.get("by_rank")
+    if not isinstance(by_rank, dict):
+        raise CannotCompare("h-dump's JSON has no 'by_rank' object")
+    tallies = {}
+    for rank_text, functions in by_rank.items():
+        if not rank_text.isdigit() or not isinstance(functions, dict):
+            raise CannotCompare(f"h-dump's JSON: by_rank has an entry '{rank_text}' that is not rank -> functions")
+        per_function = {}
+        for function, entry in functions.items():
+            where = f"h-dump's JSON, rank {rank_text}, {function}"
+            if not isinstance(entry, dict):
+                raise CannotCompare(f"{where}: expected an object, got {entry!r}")
+            tally = Tally()
+            tally.calls = entry.get("calls", 0)
+            tally.bytes = entry.get("bytes", 0)
+            if not isinstance(tally.calls, int) or not isinstance(tally.bytes, int):
+                raise CannotCompare(f"{where}: calls and bytes must be integers, got {entry!r}")
+            tally.peers = multiset(entry.get("peers", {}), where + ", peers")
+            tally.matched = multiset(entry.get("matched", {}), where + ", matched")
+            per_function[function] = tally
+        tallies[int(rank_text)] = per_function
+    return tallies
+
+
+def plural(count, noun):
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
+def rank_order(key):
+    return (0, int(key), "") if key.isdigit() else (1, 0, key)
+
+
+def show_multiset(counter):
+    if not counter:
+        return "{}"
+    return "{" + ", ".join(f"{key}: {counter[key]}" for key in sorted(counter, key=rank_order)) + "}"
+
+
+def describe_multiset_difference(expected, found):
+    missing = expected - found
+    extra = found - expected
+    parts = []
+    if missing:
+        parts.append("missing from the trace " + show_multiset(missing))
+    if extra:
+        parts.append("only in the trace " + show_multiset(extra))
+    return "; ".join(parts)
+
+
+def compare(expected, found, ranks, dump):
+    """Every difference between the program logs and the trace, as readable lines."""
+    differences = []
+    if dump.get("ranks") != ranks:
+        differences.append(f"rank count: the job ran {ranks} ranks, the trace says {dump.get('ranks')!r}")
+    for rank in sorted(set(found) - set(range(ranks))):
+        differences.append(f"rank {rank}: in the trace, but the job had only ranks 0..{ranks - 1}")
+
+    for rank in range(ranks):
+        logged, traced = expected.get(rank, {}), found.get(rank, {})
+        for function in sorted(set(logged) | set(traced)):
+            mine, theirs = logged.get(function, Tally()), traced.get(function, Tally())
+            if mine.calls > 0 and theirs.calls == 0:
+                differences.append(f"rank {rank}, {function}: the program logged {plural(mine.calls, 'call')} "
+                                   f"({mine.bytes} bytes), the trace has none")
+                continue
+            if theirs.calls > 0 and mine.calls == 0:
+                differences.append(f"rank {rank}, {function}: the trace has {plural(theirs.calls, 'call')} "
+                                   f"({theirs.bytes} bytes) that the program never made")
+                continue
+            for field, logged_value in mine.fields().items():
+                traced_value = theirs.fields()[field]
+                if logged_value == traced_value:
+                    continue
+                if isinstance(logged_value, collections.Counter):
+                    differences.append(
+                        f"rank {rank}, {function}, {field}: program log {show_multiset(logged_value)}, "
+                        f"trace {show_multiset(traced_value)} "
+                        f"({describe_multiset_difference(logged_value, traced_value)})")
+                else:
+                    differences.append(f"rank {rank}, {function}, {field}: program log {logged_value}, "
+                                       f"trace {traced_value}")
+
+    # The job-wide totals are a separate part of h-dump's output; they must add up too.
+    logged_totals = collections.Counter()
+    for per_function in expected.values():
+        for function, tally in per_function.items():
+            logged_totals[function] += tally.calls
+    traced_totals = dump.get("operations", {})
+    if not isinstance(traced_totals, dict):
+        differences.append(f"operations: expected an object of function -> calls, got {traced_totals!r}")
+        traced_totals = {}
+    for function in sorted(set(logged_totals) | set(traced_totals)):
+        if logged_totals.get(function, 0) != traced_totals.get(function, 0):
+            differences.append(f"all ranks, {function}, calls: program logs {logged_totals.get(function, 0)}, "
+                               f"trace operations {traced_totals.get(function, 0)}")
+    return differences
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--h-dump", help="the h-dump executable")
+    parser.add_argument("--trace", help="the trace file to check")
+    parser.add_argument("--json", help="a saved `h-dump --calls --json` output instead of --h-dump/--trace")
+    parser.add_argument("--log-dir", required=True, help="the directory the program wrote rank.<N> logs into")
+    parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
+    args = parser.parse_args()
+    if args.json is None and (args.h_dump is None or args.trace is None):
+        parser.error("give --h-dump and --trace, or --json")
+
+    try:
+        expected = read_program_logs(args.log_dir, args.ranks)
+        if args.json is not None:
+            try:
+                dump = json.loads(pathlib.Path(args.json).read_text())
+            except (OSError, json.JSONDecodeError) as error:
+                raise CannotCompare(f"{args.json}: {error}") from error
+        else:
+            dump = run_h_dump(args.h_dump, args.trace)
+        if not isinstance(dump, dict):
+            raise CannotCompare("h-dump's JSON is not an object")
+        found = read_trace_tallies(dump)
+    except CannotCompare as error:
+        print(f"check_calls: cannot compare: {error}", file=sys.stderr)
+        return 2
+
+    differences = compare(expected, found, args.ranks, dump)
+    if differences:
+        print(f"check_calls: the trace differs from the program logs in {plural(len(differences), 'place')}:")
+        for line in differences[:MAX_DIFFERENCES_SHOWN]:
+            print("  " + line)
+        if len(differences) > MAX_DIFFERENCES_SHOWN:
+            print(f"  ... and {len(differences) - MAX_DIFFERENCES_SHOWN} more")
+        return 1
+
+    functions = {function for per_function in expected.values() for function in per_function}
+    calls = sum(t.calls for per_function in expected.values() for t in per_function.values())
+    byte_total = sum(t.bytes for per_function in expected.values() for t in per_function.values())
+    print(f"check_calls: {args.ranks} ranks, {len(functions)} MPI functions, {calls} calls, {byte_total} bytes: "
+          f"the trace matches the program logs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

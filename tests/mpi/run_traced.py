@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""One MPI end-to-end test case: run a program without and with the tracer, and check the trace.
+
+    run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
+                  [--mpirun PATH] [--timeout SECONDS] [--keep] -- PROGRAM ARGS...
+
+1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
+   With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
+   --reference (the same program built without the library) when given.
+2. Runs it traced -- `mpirun ... h-trace PROGRAM ARGS`, or with --linked `mpirun ... PROGRAM ARGS` --
+   with CALL_LOG_DIR (the program's own log of its MPI calls), HTRACE_FILE and MERGE_PRECISION set.
+3. Requires the same exit status and the same stdout (the tracer must not change what the program
+   sees or prints), and a trace file.
+4. Runs check_calls.py (next to this script): the trace must hold exactly the calls the program logged.
+
+Every mpirun has a time limit; running into it is a failure. Exit status 0 passes, 1 fails, 77 skips
+(no mpirun here), as Meson reads them. The scratch directory is removed after a pass and kept after a
+failure (or with --keep) so its logs and trace can be looked at.
+"""
+
+import argparse
+import difflib
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77
+TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION")
+# Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
+MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
+
+
+class TestFailure(Exception):
+    pass
+
+
+def parse_arguments(argv):
+    if "--" not in argv:
+        sys.exit("run_traced.py: put the program and its arguments after '--'")
+    split = argv.index("--")
+    options, command = argv[:split], argv[split + 1:]
+    if not command:
+        sys.exit("run_traced.py: no program after '--'")
+    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    parser.add_argument("--h-trace", required=True, help="the h-trace launcher")
+    parser.add_argument("--h-dump", required=True, help="the h-dump executable")
+    parser.add_argument("--np", required=True, type=int, help="rank count")
+    parser.add_argument("--precision", required=True, type=int, help="MERGE_PRECISION (0..100)")
+    parser.add_argument("--linked", action="store_true", help="PROGRAM is linked with -lhtrace: no launcher")
+    parser.add_argument("--reference", help="the untraced twin of a --linked PROGRAM, for the untraced run")
+    parser.add_argument("--mpirun", help="mpirun to use (default: mpirun or mpiexec from PATH)")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds each mpirun may take (default 120)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
+    args = parser.parse_args(options)
+    # Runs happen inside the scratch directory, so a relative program path must be made absolute.
+    args.command = [os.path.abspath(command[0]) if os.path.exists(command[0]) else command[0]] + command[1:]
+    if args.reference is not None:
+        args.reference = os.path.abspath(args.reference)
+    return args
+
+
+def mpirun_prefix(mpirun, ranks):
+    prefix = [mpirun]
+    if os.geteuid() == 0:
+        prefix.append("--allow-run-as-root")
+    return prefix + ["--oversubscribe", "-np", str(ranks)]
+
+
+def run(command, extra_env, cwd, timeout):
+    """Runs `command` with the environment plus `extra_env`; returns (exit status, stdout, stderr)."""
+    env = {name: value for name, value in os.environ.items() if name not in TRACER_VARIABLES}
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    env.update(extra_env)
+    print("$", *(f"{name}={shlex.quote(value)}" for name, value in extra_env.items()), shlex.join(command),
+          flush=True)
+    # A session of its own, so a hung job can be killed as a whole, ranks included.
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGTERM)  # mpirun passes SIGTERM on to the ranks
+        try:
+            stdout, stderr = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+        raise TestFailure(f"timed out after {timeout:g} s: {shlex.join(command)}\n"
+                          f"stdout:\n{stdout}\nstderr:\n{stderr}")
+    return process.returncode, stdout, stderr
+
+
+def program_output(stdout):
+    return [line for line in stdout.splitlines() if not MPIRUN_LINE.match(line)]
+
+
+def run_case(args, mpirun, scratch):
+    log_dir = scratch / "calls"
+    log_dir.mkdir()
+    trace = scratch / "trace.h"
+    prefix = mpirun_prefix(mpirun, args.np)
+
+    reference = [args.reference or args.command[0]] + args.command[1:]
+    # A --linked program without a --reference traces even here: its trace goes to a file of its own.
+    untraced_env = {"HTRACE_FILE": str(scratch / "untraced-trace.h")} if args.linked and not args.reference else {}
+    untraced_status, untraced_stdout, untraced_stderr = run(prefix + reference, untraced_env, scratch, args.timeout)
+    if untraced_status != 0:
+        raise TestFailure(f"the program fails without the tracer (exit status {untraced_status}): the test itself "
+                          f"is broken\nstdout:\n{untraced_stdout}\nstderr:\n{untraced_stderr}")
+
+    traced_command = prefix + ([] if args.linked else [os.path.abspath(args.h_trace)]) + args.command
+    traced_env = {"CALL_LOG_DIR": str(log_dir), "HTRACE_FILE": str(trace), "MERGE_PRECISION": str(args.precision)}
+    traced_status, traced_stdout, traced_stderr = run(traced_command, traced_env, scratch, args.timeout)
+
+    if traced_status != untraced_status:
+        raise TestFailure(f"exit status {traced_status} with the tracer, {untraced_status} without\n"
+                          f"stdout:\n{traced_stdout}\nstderr:\n{traced_stderr}")
+    expected_lines, traced_lines = program_output(untraced_stdout), program_output(traced_stdout)
+    if expected_lines != traced_lines:
+        diff = "\n".join(difflib.unified_diff(expected_lines, traced_lines, "untraced", "traced", lineterm=""))
+        raise TestFailure(f"the tracer changed the program's output:\n{diff}\nstderr of the traced run:\n"
+                          f"{traced_stderr}")
+    print("".join(line + "\n" for line in traced_lines), end="")
+    if not trace.is_file() or trace.stat().st_size == 0:
+        raise TestFailure(f"no trace file at {trace}\nstderr of the traced run:\n{traced_stderr}")
+
+    check_calls = pathlib.Path(__file__).resolve().parent / "check_calls.py"
+    check = [sys.executable, str(check_calls), "--h-dump", os.path.abspath(args.h_dump), "--trace", str(trace),
+             "--log-dir", str(log_dir), "--ranks", str(args.np)]
+    print(f"$ {shlex.join(check)}", flush=True)
+    if subprocess.run(check, timeout=300).returncode != 0:
+        raise TestFailure("the trace does not hold exactly the calls the program made (see above)")
+
+
+def main():
+    args = parse_arguments(sys.argv[1:])
+    mpirun = args.mpirun or shutil.which("mpirun") or shutil.which("mpiexec")
+    if mpirun is None:
+        print("run_traced.py: no mpirun or mpiexec on PATH: skipped")
+        return SKIP
+
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="h-trace-test-"))
+    try:
+        run_case(args, mpirun, scratch)
+    except TestFailure as failure:
+        print(f"FAIL: {failure}\n(scratch directory kept: {scratch})", flush=True)
+        return 1
+    if args.keep:
+        print(f"scratch directory kept: {scratch}")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
