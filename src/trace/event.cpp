@@ -30,8 +30,18 @@ bool role_is_categorical(Role role)
 
 void TimeStats::add(double seconds)
 {
-    TimeStats one{1, seconds, 0, seconds, seconds};
-    merge(one);
+    // Welford's update: the one-value case of merge, on the path of every call in a loop.
+    ++count;
+    if (count == 1) {
+        mean = min = max = seconds;
+        m2 = 0;
+        return;
+    }
+    const double delta = seconds - mean;
+    mean += delta / double(count);
+    m2 += delta * (seconds - mean);
+    min = std::min(min, seconds);
+    max = std::max(max, seconds);
 }
 
 void TimeStats::merge(const TimeStats& other)

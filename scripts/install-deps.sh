@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what h-trace builds and tests with, from Debian's packages (Debian 12).
+set -euo pipefail
+packages=(build-essential gfortran meson ninja-build pkg-config python3
+          openmpi-bin libopenmpi-dev libboost-dev doctest-dev libunwind-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Clear errors, never a hang or a crash:
+
+- a bad MERGE_PRECISION, HTRACE_BINS or an HTRACE_FILE whose directory cannot be written stops the
+  job at MPI_Init: one line from rank 0 naming the variable, a non-zero exit, and the program never
+  gets past MPI_Init (its own call log stays empty);
+- h-dump on a truncated, corrupt, unknown-version or missing trace prints one line naming the file
+  and the problem, and exits non-zero.
+
+    check_errors.py --h-trace PATH --h-dump PATH --program RING [--mpirun PATH]
+"""
+import argparse
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 120
+
+
+def mpirun_command(mpirun, np, command):
+    extra = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
+    return [mpirun, "-np", str(np)] + extra + command
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--h-trace", required=True)
+    parser.add_argument("--h-dump", required=True)
+    parser.add_argument("--program", required=True)
+    parser.add_argument("--mpirun", default=shutil.which("mpirun") or shutil.which("mpiexec"))
+    args = parser.parse_args()
+    # The runs below happen in a scratch directory.
+    args.h_trace, args.h_dump, args.program = (os.path.abspath(p) for p in (args.h_trace, args.h_dump, args.program))
+    if not args.mpirun:
+        print("no mpirun here")
+        return 77
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="htrace-errors-") as scratch:
+        scratch = pathlib.Path(scratch)
+        base_env = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1")
+        for case, (variable, value, expected) in enumerate([
+            ("MERGE_PRECISION", "abc", "MERGE_PRECISION='abc'"),
+            ("MERGE_PRECISION", "101", "MERGE_PRECISION='101'"),
+            ("HTRACE_BINS", "0", "HTRACE_BINS='0'"),
+            ("HTRACE_FILE", "/nonexistent-htrace-dir/trace.h", "/nonexistent-htrace-dir"),
+        ]):
+            logs = scratch / f"log-{case}"
+            logs.mkdir()
+            env = dict(base_env, CALL_LOG_DIR=str(logs), HTRACE_FILE=str(scratch / "trace.h"))
+            env[variable] = value
+            command = mpirun_command(args.mpirun, 4, [args.h_trace, args.program, "5"])
+            print(f"$ {variable}={value} {' '.join(command)}")
+            run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT, cwd=scratch)
+            ours = [line for line in run.stderr.splitlines() if line.startswith("h-trace:")]
+            print(run.stderr.strip())
+            if run.returncode == 0:
+                failures.append(f"{variable}={value}: the job exited 0")
+            if len(ours) != 1 or expected not in ours[0]:
+                failures.append(f"{variable}={value}: expected one h-trace line naming {expected!r}, got {ours}")
+            if any(f.stat().st_size > 0 for f in logs.iterdir()):
+                failures.append(f"{variable}={value}: the program got past MPI_Init")
+
+        # A good trace to damage.
+        trace = scratch / "good.h"
+        env = dict(base_env, HTRACE_FILE=str(trace))
+        subprocess.run(mpirun_command(args.mpirun, 2, [args.h_trace, args.program, "5"]), env=env,
+                       capture_output=True, timeout=TIMEOUT, check=True, cwd=scratch)
+        data = trace.read_bytes()
+        cases = {
+            "truncated.h": (data[: len(data) // 2], "truncated at byte"),
+            "corrupt.h": (data[:40] + bytes([data[40] ^ 0xFF]) + data[41:], "corrupt"),
+            "newer.h": (data[:16] + bytes([99]) + data[17:], "format version 99"),
+            "empty.h": (b"", "not an h-trace file"),
+        }
+        for name, (content, expected) in cases.items():
+            (scratch / name).write_bytes(content)
+        cases["missing.h"] = (None, "No such file")
+        for name, (_, expected) in cases.items():
+            path = scratch / name
+            run = subprocess.run([args.h_dump, str(path)], capture_output=True, text=True, timeout=TIMEOUT)
+            print(f"$ h-dump {name}: exit {run.returncode}: {run.stderr.strip()}")
+            lines = run.stderr.strip().splitlines()
+            if run.returncode == 0 or run.stdout:
+                failures.append(f"h-dump {name}: exit {run.returncode}, output {run.stdout[:80]!r}")
+            if len(lines) != 1 or str(path) not in lines[0] or expected not in lines[0]:
+                failures.append(f"h-dump {name}: expected one line naming the file and {expected!r}, got {lines}")
+    for failure in failures:
+        print("FAIL:", failure)
+    print(f"check_errors: {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
