@@ -1,5 +1,6 @@
 #include "capture/call.hpp"
 
+#include "capture/clock.hpp"
 #include "capture/fortran.hpp"
 #include "capture/tracer.hpp"
 

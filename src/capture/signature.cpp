@@ -7,6 +7,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -105,12 +106,14 @@ std::vector<Frame> application_frames(CallSite site)
     return frames;
 }
 
+// A call path seen before: where the return addresses of its frames after the first lie, relative
+// to the call's frame address, and what they were. Fixed size: looked up on every call.
 struct CachedPath {
-    uint64_t signature;
-    // For the frames after the first: where their return address lies, relative to the call's
-    // frame address, and what it was.
-    std::vector<std::pair<uintptr_t, uintptr_t>> slots;
-    bool verifiable;
+    uint64_t key = 0;
+    uint64_t signature = 0;
+    bool verifiable = false;
+    int slot_count = 0;
+    std::array<std::pair<uintptr_t, uintptr_t>, kSignatureDepth> slots;
 };
 
 uint64_t signature_of(const std::vector<Frame>& frames)
@@ -131,24 +134,27 @@ uint64_t call_path_signature(CallSite site)
     // libunwind's cache of unwind information, per thread: no lock on the way.
     thread_local const bool cache_ready = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) == 0;
     (void)cache_ready;
-    thread_local std::unordered_map<uint64_t, CachedPath> paths;
+    // Direct-mapped by the call site: a loop's few call sites each keep their own entry.
+    constexpr size_t kEntries = 256;
+    thread_local std::array<CachedPath, kEntries> paths;
 
-    const uint64_t key = mix(site.return_address ^ mix(site.frame));
-    auto found = paths.find(key);
+    const uint64_t key = mix(site.return_address ^ mix(site.frame)) | 1;  // 0 marks an empty entry
+    CachedPath& path = paths[key % kEntries];
 #if defined(__x86_64__)
-    if (found != paths.end() && found->second.verifiable) {
+    if (path.key == key && path.verifiable) {
         bool same = true;
-        for (const auto& [offset, address] : found->second.slots) {
-            if (*reinterpret_cast<const uintptr_t*>(site.frame + offset) != address) {
-                same = false;
-                break;
-            }
+        for (int i = 0; i < path.slot_count && same; ++i) {
+            same = *reinterpret_cast<const uintptr_t*>(site.frame + path.slots[size_t(i)].first) ==
+                   path.slots[size_t(i)].second;
         }
-        if (same) return found->second.signature;
+        if (same) return path.signature;
     }
 #endif
     const std::vector<Frame> frames = application_frames(site);
-    CachedPath path{signature_of(frames), {}, false};
+    path.key = key;
+    path.signature = signature_of(frames);
+    path.verifiable = false;
+    path.slot_count = 0;
 #if defined(__x86_64__)
     // A call pushes its return address just below the caller's stack pointer, which is what the
     // unwinder reports as the caller frame's SP.
@@ -158,12 +164,10 @@ uint64_t call_path_signature(CallSite site)
             path.verifiable = false;
             break;
         }
-        path.slots.emplace_back(frames[i].sp - 8 - site.frame, frames[i].ip);
+        path.slots[size_t(path.slot_count++)] = {frames[i].sp - 8 - site.frame, frames[i].ip};
     }
 #endif
-    const uint64_t signature = path.signature;
-    paths[key] = std::move(path);
-    return signature;
+    return path.signature;
 }
 
 }  // namespace htrace::capture

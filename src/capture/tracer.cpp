@@ -1,5 +1,6 @@
 #include "capture/tracer.hpp"
 
+#include "capture/clock.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
 #include "capture/fortran.hpp"
@@ -9,10 +10,6 @@
 #include "trace/trace_file.hpp"
 
 #include <atomic>
-#include <chrono>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -36,7 +33,7 @@ uint32_t operation_args(Op op)
     }
 }
 
-double steady_seconds() noexcept;
+std::atomic<bool> tracing{false};
 
 namespace {
 
@@ -55,7 +52,7 @@ struct WildcardReceive {
 
 class Tracer {
 public:
-    bool active() const { return active_.load(std::memory_order_relaxed); }
+    bool active() const { return tracing.load(std::memory_order_relaxed); }
     void record(Op op, const CallArgs& args, int rc, double entered, CallSite site);
 
 private:
@@ -69,7 +66,6 @@ private:
     void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
     void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
 
-    std::atomic<bool> active_{false};
     std::mutex mutex_;
     Config config_;
     int world_rank_ = 0;
@@ -218,21 +214,7 @@ void finish_events(Sequence& seq, const RankList& ranks, double seconds_per_tick
 
 }  // namespace
 
-double now_ticks() noexcept
-{
-#if defined(__x86_64__)
-    return static_cast<double>(__rdtsc());
-#else
-    return static_cast<double>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
 
-double steady_seconds() noexcept
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-bool tracer_active() noexcept { return tracer().active(); }
 
 void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept
 {
@@ -282,7 +264,7 @@ void Tracer::start(double entered)
     started_ = calibration_ticks_;  // the traced time runs from MPI_Init's return
     last_exit_ = entered;
     start_time_ = static_cast<int64_t>(std::time(nullptr));
-    active_.store(true);
+    tracing.store(true);
 }
 
 void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
@@ -324,7 +306,7 @@ void Tracer::stop(double entered, CallSite site)
     finalize.compute_seconds = std::max(0.0, entered - last_exit_);
     folder_.append(finalize);
     ++calls_;
-    active_.store(false);
+    tracing.store(false);
 
     const double seconds_per_tick =
         (steady_seconds() - calibration_seconds_) / std::max(1.0, now_ticks() - calibration_ticks_);

@@ -5,17 +5,18 @@
 #include "capture/call.hpp"
 #include "capture/signature.hpp"
 
+#include <atomic>
+
 namespace htrace::capture {
 
-// Whether calls are being recorded (between MPI_Init and MPI_Finalize, tracer configured).
-bool tracer_active() noexcept;
+// Whether calls are being recorded (between MPI_Init and MPI_Finalize, tracer configured); read by
+// every wrapper, so a plain flag rather than a call.
+extern std::atomic<bool> tracing;
+inline bool tracer_active() noexcept { return tracing.load(std::memory_order_relaxed); }
 
 // Called by Call::finish for every recorded call, which began at `entered` (now_ticks()). Never
 // throws.
 void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept;
 
-// The tracer's clock, read twice per call: the time-stamp counter where it is invariant (a few
-// nanoseconds), converted to seconds once at MPI_Finalize against the steady clock.
-double now_ticks() noexcept;
 
 }  // namespace htrace::capture

@@ -20,6 +20,11 @@ public:
     uint64_t signature = 0;
     double compute_seconds = 0;
 
+    struct Slot {
+        Role role;
+        int64_t value;
+    };
+
     void add(Role role, int64_t value)
     {
         if (size_ < kInline) {
@@ -30,15 +35,16 @@ public:
         ++size_;
     }
     size_t size() const { return size_; }
-    std::pair<Role, int64_t> param(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
+    Slot param(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
 
     bool matches(const Event& e) const;  // same operation, call site and values
     Event to_event() const;
 
 private:
     static constexpr size_t kInline = 12;
-    std::array<std::pair<Role, int64_t>, kInline> inline_;  // only the first size_ are set
-    std::vector<std::pair<Role, int64_t>> more_;
+    // Left uninitialised (a trivial type): only the first size_ are set, and this is built per call.
+    std::array<Slot, kInline> inline_;
+    std::vector<Slot> more_;
     size_t size_ = 0;
 };
 
