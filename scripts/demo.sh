@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-[ -f build/build.ninja ] || meson setup build --buildtype=debugoptimized
+[ -f build/build.ninja ] || meson setup build --buildtype=debugoptimized -Dmpi=openmpi
 meson compile -C build
 $sudo meson install -C build --quiet
 $sudo ldconfig

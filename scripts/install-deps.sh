@@ -2,7 +2,7 @@
 # Installs what h-trace builds and tests with, from Debian's packages (Debian 12).
 set -euo pipefail
 packages=(build-essential gfortran meson ninja-build pkg-config python3
-          openmpi-bin libopenmpi-dev libboost-dev doctest-dev libunwind-dev)
+          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

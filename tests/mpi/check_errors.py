@@ -17,12 +17,9 @@ import subprocess
 import sys
 import tempfile
 
+from mpi_launch import mpirun_command
+
 TIMEOUT = 120
-
-
-def mpirun_command(mpirun, np, command):
-    extra = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    return [mpirun, "-np", str(np)] + extra + command
 
 
 def main():

@@ -30,6 +30,8 @@ import subprocess
 import sys
 import tempfile
 
+from mpi_launch import mpirun_command
+
 SKIP = 77
 TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION")
 # Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
@@ -65,13 +67,6 @@ def parse_arguments(argv):
     return args
 
 
-def mpirun_prefix(mpirun, ranks):
-    prefix = [mpirun]
-    if os.geteuid() == 0:
-        prefix.append("--allow-run-as-root")
-    return prefix + ["--oversubscribe", "-np", str(ranks)]
-
-
 def run(command, extra_env, cwd, timeout):
     """Runs `command` with the environment plus `extra_env`; returns (exit status, stdout, stderr)."""
     env = {name: value for name, value in os.environ.items() if name not in TRACER_VARIABLES}
@@ -104,7 +99,7 @@ def run_case(args, mpirun, scratch):
     log_dir = scratch / "calls"
     log_dir.mkdir()
     trace = scratch / "trace.h"
-    prefix = mpirun_prefix(mpirun, args.np)
+    prefix = mpirun_command(mpirun, args.np, [])
 
     reference = [args.reference or args.command[0]] + args.command[1:]
     # A --linked program without a --reference traces even here: its trace goes to a file of its own.
