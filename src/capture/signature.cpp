@@ -1,5 +1,7 @@
 #include "capture/signature.hpp"
 
+#include "trace/hash.hpp"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -15,16 +17,6 @@
 
 namespace htrace::capture {
 namespace {
-
-uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
 
 uint64_t hash_text(std::string_view s)
 {
@@ -69,10 +61,10 @@ struct OwnModule {
 uint64_t relative_frame(uintptr_t address)
 {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(address), &info) == 0 || info.dli_fbase == nullptr) return mix(address);
+    if (dladdr(reinterpret_cast<void*>(address), &info) == 0 || info.dli_fbase == nullptr) return mix64(address);
     std::string_view name = info.dli_fname ? info.dli_fname : "";
     if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
-    return mix(hash_text(name) ^ (address - reinterpret_cast<uintptr_t>(info.dli_fbase)));
+    return mix64(hash_text(name) ^ (address - reinterpret_cast<uintptr_t>(info.dli_fbase)));
 }
 
 struct Frame {
@@ -122,7 +114,7 @@ uint64_t signature_of(const std::vector<Frame>& frames)
     for (const auto& frame : frames) {
         // A return address points after the call; step back into the call instruction so the
         // frame names the call site.
-        signature = mix(signature ^ relative_frame(frame.ip - 1));
+        signature = mix64(signature ^ relative_frame(frame.ip - 1));
     }
     return signature;
 }
@@ -138,7 +130,7 @@ uint64_t call_path_signature(CallSite site)
     constexpr size_t kEntries = 256;
     thread_local std::array<CachedPath, kEntries> paths;
 
-    const uint64_t key = mix(site.return_address ^ mix(site.frame)) | 1;  // 0 marks an empty entry
+    const uint64_t key = mix64(site.return_address ^ mix64(site.frame)) | 1;  // 0 marks an empty entry
     CachedPath& path = paths[key % kEntries];
 #if defined(__x86_64__)
     if (path.key == key && path.verifiable) {

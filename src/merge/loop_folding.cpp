@@ -1,5 +1,7 @@
 #include "merge/loop_folding.hpp"
 
+#include "trace/hash.hpp"
+
 #include <algorithm>
 
 namespace htrace {
@@ -8,27 +10,17 @@ namespace {
 constexpr uint64_t kHashBase = 0x9E3779B97F4A7C15ull;
 constexpr size_t kMaxCandidates = 32;
 
-uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ull;
-    h ^= h >> 33;
-    return h;
-}
-
 }  // namespace
 
 uint64_t node_key(const Node& node)
 {
     if (node.is_event()) {
         const Event& e = node.event();
-        return mix(e.signature ^ (uint64_t(static_cast<uint16_t>(e.op)) << 48) ^ 0x1234567ull);
+        return mix64(e.signature ^ (uint64_t(static_cast<uint16_t>(e.op)) << 48) ^ 0x1234567ull);
     }
     uint64_t h = 0x51ed27ull;
     for (const auto& child : node.loop().body) h = h * kHashBase + node_key(child);
-    return mix(h ^ 0xabcdefull);
+    return mix64(h ^ 0xabcdefull);
 }
 
 bool nodes_match_exactly(const Node& a, const Node& b)

@@ -10,20 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "call_log.h"
+#include "logged_start.h"
 
 enum { RING_LENGTH = 3 }; /* ints per ring message */
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    call_log_open(rank);
-    log_call("MPI_Init", 0);
-    log_call("MPI_Comm_rank", 0);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    log_call("MPI_Comm_size", 0);
+    logged_start(&argc, &argv, &rank, &size);
 
     const int cols = argc > 1 ? atoi(argv[1]) : 3;
     const int iterations = argc > 2 ? atoi(argv[2]) : 5;

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "call_log.h"
+#include "logged_start.h"
 
 enum { MAX_TASK_LENGTH = 64 };
 enum { TAG_TASK = 1, TAG_STOP = 2, TAG_RESULT = 3, TAG_REPORT = 4 };
@@ -113,14 +113,8 @@ static void worker(long long share[2])
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    call_log_open(rank);
-    log_call("MPI_Init", 0);
-    log_call("MPI_Comm_rank", 0);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    log_call("MPI_Comm_size", 0);
+    logged_start(&argc, &argv, &rank, &size);
     if (size < 2) {
         fprintf(stderr, "master_worker: needs at least 2 ranks\n");
         MPI_Finalize();

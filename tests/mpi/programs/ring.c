@@ -8,20 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "call_log.h"
+#include "logged_start.h"
 
 enum { TOKEN_LENGTH = 4 }; /* long longs per message: 32 bytes */
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    call_log_open(rank);
-    log_call("MPI_Init", 0);
-    log_call("MPI_Comm_rank", 0);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    log_call("MPI_Comm_size", 0);
+    logged_start(&argc, &argv, &rank, &size);
 
     const int laps = argc > 1 ? atoi(argv[1]) : 10;
     const int right = (rank + 1) % size;
