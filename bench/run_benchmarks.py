@@ -56,7 +56,7 @@ def sizes(build):
         print(f"| {np} | {size} | {size / rows[0][1]:.2f}x |")
 
 
-def call_cost(build, repetitions=9):
+def call_cost(build, repetitions=15):
     program = pathlib.Path(tempfile.gettempdir()) / "htrace_call_cost"
     subprocess.run(["mpicc", "-O2", str(HERE / "call_cost.c"), "-o", str(program)], check=True)
     launcher = build / "src/capture/h-trace"

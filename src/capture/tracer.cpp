@@ -43,6 +43,34 @@ constexpr size_t kOpaqueCount = 0
 #undef HTRACE_OPAQUE
     ;
 
+int64_t type_size(MPI_Datatype type)
+{
+    if (type == MPI_DATATYPE_NULL) return 0;
+    int size = 0;
+    PMPI_Type_size(type, &size);
+    return size;
+}
+
+// Loops send the same type over and over: the size of the last one asked about is kept until an
+// unmodelled call (MPI_Type_free, MPI_Type_create_..., anything) could have made the handle stand
+// for another type.
+class TypeSizes {
+public:
+    int64_t of(MPI_Datatype type)
+    {
+        if (type != last_type_) {
+            last_size_ = type_size(type);
+            last_type_ = type;
+        }
+        return last_size_;
+    }
+    void forget() { last_type_ = MPI_DATATYPE_NULL; }
+
+private:
+    MPI_Datatype last_type_ = MPI_DATATYPE_NULL;
+    int64_t last_size_ = 0;
+};
+
 // A receive posted with a wildcard, waiting for the completion call that says what it matched.
 struct WildcardReceive {
     CommInfo comm;
@@ -75,6 +103,7 @@ private:
     LoopFolder folder_;
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
     std::vector<uint64_t> opaque_calls_ = std::vector<uint64_t>(kOpaqueCount, 0);
+    TypeSizes type_sizes_;
     uint64_t calls_ = 0;
     double started_ = 0;  // ticks
     double calibration_ticks_ = 0;  // read together with calibration_seconds_
@@ -102,14 +131,6 @@ int64_t relative_peer(int peer, const CommInfo& comm)
 }
 
 int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
-
-int64_t type_size(MPI_Datatype type)
-{
-    if (type == MPI_DATATYPE_NULL) return 0;
-    int size = 0;
-    PMPI_Type_size(type, &size);
-    return size;
-}
 
 bool is_one_of(Op op, std::initializer_list<Op> ops)
 {
@@ -290,9 +311,10 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
     call.compute_seconds = std::max(0.0, entered - last_exit_);
     describe(call, args, rc);
     ++calls_;
-    const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
-    if (static_cast<size_t>(op) >= static_cast<size_t>(Op::first_opaque) && index < opaque_calls_.size()) {
-        ++opaque_calls_[index];
+    if (static_cast<size_t>(op) >= static_cast<size_t>(Op::first_opaque)) {
+        type_sizes_.forget();
+        const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
+        if (index < opaque_calls_.size()) ++opaque_calls_[index];
     }
     folder_.append(call);
     last_exit_ = now_ticks();
@@ -428,12 +450,12 @@ void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const 
 {
     call.add(Role::peer, relative_peer(args.peer, comm));
     call.add(Role::tag, tag_value(args.tag));
-    if (present & arg::count) call.add(Role::bytes, int64_t(args.count) * type_size(args.datatype));
+    if (present & arg::count) call.add(Role::bytes, int64_t(args.count) * type_sizes_.of(args.datatype));
     if (present & arg::source) {
         call.add(Role::source, relative_peer(args.source, comm));
         call.add(Role::recv_tag, tag_value(args.recvtag));
     }
-    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_size(args.recvtype));
+    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
     if (present & arg::flag) call.add(Role::completed, args.flag);
     call.add(Role::comm, comm.id);
 }

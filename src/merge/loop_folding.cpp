@@ -226,6 +226,12 @@ void LoopFolder::append(Event event)
     append(call);
 }
 
+void RecordedCall::add_more(Role role, int64_t value)
+{
+    more_.push_back({role, value});
+    ++size_;
+}
+
 bool RecordedCall::matches(const Event& e) const
 {
     if (e.op != op || e.signature != signature || e.params.size() != size_) return false;

@@ -28,11 +28,10 @@ public:
     void add(Role role, int64_t value)
     {
         if (size_ < kInline) {
-            inline_[size_] = {role, value};
+            inline_[size_++] = {role, value};
         } else {
-            more_.push_back({role, value});
+            add_more(role, value);
         }
-        ++size_;
     }
     size_t size() const { return size_; }
     Slot param(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
@@ -41,6 +40,8 @@ public:
     Event to_event() const;
 
 private:
+    void add_more(Role role, int64_t value);  // kept out of line: rare, and it would bloat add()
+
     static constexpr size_t kInline = 12;
     // Left uninitialised (a trivial type): only the first size_ are set, and this is built per call.
     std::array<Slot, kInline> inline_;
