@@ -267,6 +267,7 @@ void Tracer::start(double entered)
     ConfigResult config = read_config([](const char* name) -> const char* { return std::getenv(name); });
     if (!config.error.empty()) fail_at_start(config.error, world_rank_ == 0);
     config_ = config.config;
+    folder_ = LoopFolder(MergeRule{config_.precision, config_.histogram}, world_rank_);
     int path_ok = 1;
     std::string path_error;
     if (world_rank_ == 0) {
@@ -344,7 +345,8 @@ void Tracer::stop(double entered, CallSite site)
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
 
     const double merge_start = steady_seconds();
-    ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_);
+    ReduceResult reduced =
+        reduce_over_tree(std::move(mine), own_comm_, MergeRule{config_.precision, config_.histogram});
     const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());

@@ -23,35 +23,66 @@ uint64_t node_key(const Node& node)
     return mix64(h ^ 0xabcdefull);
 }
 
-bool nodes_match_exactly(const Node& a, const Node& b)
+bool nodes_match(const Node& a, const Node& b, const MergeRule& rule)
 {
     if (a.is_event() != b.is_event()) return false;
     if (a.is_event()) {
         const Event& x = a.event();
         const Event& y = b.event();
-        return x.op == y.op && x.signature == y.signature && x.params == y.params;
+        if (x.op != y.op || x.signature != y.signature || x.params.size() != y.params.size()) return false;
+        for (size_t i = 0; i < x.params.size(); ++i) {
+            if (x.params[i].role != y.params[i].role ||
+                !may_merge(x.params[i].value, y.params[i].value, x.params[i].role, rule)) {
+                return false;
+            }
+        }
+        return true;
     }
     const Loop& x = a.loop();
     const Loop& y = b.loop();
-    if (!(x.iterations == y.iterations) || x.body.size() != y.body.size()) return false;
+    if (!may_merge_iterations(x.iterations, y.iterations, rule) || x.body.size() != y.body.size()) return false;
     for (size_t i = 0; i < x.body.size(); ++i) {
-        if (!nodes_match_exactly(x.body[i], y.body[i])) return false;
+        if (!nodes_match(x.body[i], y.body[i], rule)) return false;
     }
     return true;
 }
 
-void absorb_exact(Node& into, const Node& from)
+namespace {
+
+void merge_into(Value& into, const Value& from, uint64_t into_weight, uint64_t from_weight, Role role, Rank rank,
+                const MergeRule& rule)
 {
-    if (into.is_event()) {
-        into.event().compute.merge(from.event().compute);
+    if (into == from && !into.is_histogram()) return;
+    if (into.is_histogram() && from.is_exact()) {
+        into.histogram().add(from.exact(), rank, std::max<uint64_t>(from_weight, 1));  // in place: loops do this a lot
         return;
     }
-    auto& body = into.loop().body;
-    const auto& other = from.loop().body;
-    for (size_t i = 0; i < body.size(); ++i) absorb_exact(body[i], other[i]);
+    into = merge_values({into, into_weight, rank}, {from, from_weight, rank}, role, rule);
 }
 
-LoopFolder::LoopFolder()
+}  // namespace
+
+void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_weight, Rank rank, const MergeRule& rule)
+{
+    if (into.is_event()) {
+        Event& e = into.event();
+        const Event& other = from.event();
+        for (size_t i = 0; i < e.params.size(); ++i) {
+            merge_into(e.params[i].value, other.params[i].value, into_weight, from_weight, e.params[i].role, rank, rule);
+        }
+        e.compute.merge(other.compute);
+        return;
+    }
+    Loop& loop = into.loop();
+    const Loop& other = from.loop();
+    // What the bodies stand for is weighed with the iterations before they merge.
+    const uint64_t body_into = into_weight * expected_iterations(loop.iterations);
+    const uint64_t body_from = from_weight * expected_iterations(other.iterations);
+    merge_into(loop.iterations, other.iterations, into_weight, from_weight, Role::requests, rank, rule);
+    for (size_t i = 0; i < loop.body.size(); ++i) absorb(loop.body[i], other.body[i], body_into, body_from, rank, rule);
+}
+
+LoopFolder::LoopFolder(MergeRule rule, Rank rank) : rule_(rule), rank_(rank)
 {
     powers_.resize(2 * kMaxBody + 2);
     powers_[0] = 1;
@@ -107,10 +138,11 @@ bool LoopFolder::extend_loop()
         if (q + 1 + m != n) continue;
         if (range_hash(q + 1, n) != slots_[q].body_hash) continue;
         for (size_t i = 0; i < m; ++i) {
-            if (!nodes_match_exactly(loop.body[i], seq_[q + 1 + i])) return false;
+            if (!nodes_match(loop.body[i], seq_[q + 1 + i], rule_)) return false;
         }
         if (!loop.iterations.is_exact()) return false;
-        for (size_t i = 0; i < m; ++i) absorb_exact(loop.body[i], seq_[q + 1 + i]);
+        const auto done = static_cast<uint64_t>(loop.iterations.exact());
+        for (size_t i = 0; i < m; ++i) absorb(loop.body[i], seq_[q + 1 + i], done, 1, rank_, rule_);
         loop.iterations = Value(loop.iterations.exact() + 1);
         for (size_t i = 0; i < m; ++i) pop_back();
         return true;
@@ -130,13 +162,13 @@ bool LoopFolder::fold_repeat()
         const size_t first = n - 2 * len;
         if (range_hash(first, first + len) != range_hash(first + len, n)) continue;
         bool same = true;
-        for (size_t i = 0; i < len && same; ++i) same = nodes_match_exactly(seq_[first + i], seq_[first + len + i]);
+        for (size_t i = 0; i < len && same; ++i) same = nodes_match(seq_[first + i], seq_[first + len + i], rule_);
         if (!same) continue;
         Loop loop;
         loop.iterations = Value(int64_t{2});
         loop.body.reserve(len);
         for (size_t i = 0; i < len; ++i) {
-            absorb_exact(seq_[first + i], seq_[first + len + i]);
+            absorb(seq_[first + i], seq_[first + len + i], 1, 1, rank_, rule_);
             loop.body.push_back(std::move(seq_[first + i]));
         }
         while (seq_.size() > first) pop_back();
@@ -163,13 +195,23 @@ bool LoopFolder::fast_append(const RecordedCall& call)
 {
     Loop& loop = seq_.back().loop();
     const Node& expected = loop.body[fast_next_];
-    if (!expected.is_event() || !call.matches(expected.event())) return false;
+    if (!expected.is_event() || !call.matches(expected.event(), rule_)) return false;
     fast_times_.push_back(call.compute_seconds);
+    if (rule_.precision < 100) fast_calls_.push_back(call);
     if (++fast_next_ < loop.body.size()) return true;
-    for (size_t i = 0; i < loop.body.size(); ++i) loop.body[i].event().compute.add(fast_times_[i]);
+    const auto done = static_cast<uint64_t>(loop.iterations.exact());
+    for (size_t i = 0; i < loop.body.size(); ++i) {
+        Event& e = loop.body[i].event();
+        e.compute.add(fast_times_[i]);
+        if (fast_calls_.empty()) continue;
+        for (size_t p = 0; p < e.params.size(); ++p) {
+            merge_into(e.params[p].value, Value(fast_calls_[i].param(p).value), done, 1, e.params[p].role, rank_, rule_);
+        }
+    }
     loop.iterations = Value(loop.iterations.exact() + 1);
     fast_next_ = 0;
     fast_times_.clear();
+    fast_calls_.clear();
     return true;
 }
 
@@ -181,13 +223,18 @@ void LoopFolder::leave_fast_path()
     const Loop& loop = seq_.back().loop();
     std::vector<Node> partial;
     for (size_t i = 0; i < fast_next_; ++i) {
-        Event copy = loop.body[i].event();
+        if (!fast_calls_.empty()) {
+            partial.push_back(Node{fast_calls_[i].to_event()});
+            continue;
+        }
+        Event copy = loop.body[i].event();  // at precision 100 the calls were equal to the body
         copy.compute = TimeStats{};
         copy.compute.add(fast_times_[i]);
         partial.push_back(Node{std::move(copy)});
     }
     fast_next_ = 0;
     fast_times_.clear();
+    fast_calls_.clear();
     for (auto& node : partial) {
         push(std::move(node));
         fold();
@@ -232,13 +279,15 @@ void RecordedCall::add_more(Role role, int64_t value)
     ++size_;
 }
 
-bool RecordedCall::matches(const Event& e) const
+bool RecordedCall::matches(const Event& e, const MergeRule& rule) const
 {
     if (e.op != op || e.signature != signature || e.params.size() != size_) return false;
     for (size_t i = 0; i < size_; ++i) {
         const auto [role, value] = param(i);
         const Param& p = e.params[i];
-        if (p.role != role || !p.value.is_exact() || p.value.exact() != value) return false;
+        if (p.role != role) return false;
+        if (p.value.is_exact() && p.value.exact() == value) continue;
+        if (!may_merge(p.value, Value(value), role, rule)) return false;
     }
     return true;
 }

@@ -3,6 +3,7 @@
 // sequences fold into loops (RSD), nested (PRSD), exactly as long as everything matches. Memory
 // stays proportional to the folded sequence, not to the number of calls.
 
+#include "merge/precision.hpp"
 #include "trace/event.hpp"
 
 #include <array>
@@ -36,7 +37,8 @@ public:
     size_t size() const { return size_; }
     Slot param(size_t i) const { return i < kInline ? inline_[i] : more_[i - kInline]; }
 
-    bool matches(const Event& e) const;  // same operation, call site and values
+    // Same operation and call site, and values the rule lets merge with the event's.
+    bool matches(const Event& e, const MergeRule& rule) const;
     Event to_event() const;
 
 private:
@@ -51,7 +53,8 @@ private:
 
 class LoopFolder {
 public:
-    LoopFolder();
+    // `rank`: whose calls these are (histograms remember which rank gave their min and max).
+    explicit LoopFolder(MergeRule rule = {}, Rank rank = 0);
 
     void append(const RecordedCall& call);
     void append(Event event);
@@ -93,12 +96,19 @@ private:
     bool fast_ = false;
     size_t fast_next_ = 0;
     std::vector<double> fast_times_;
+    std::vector<RecordedCall> fast_calls_;  // below precision 100 their values may differ
+
+    MergeRule rule_;
+    Rank rank_;
 };
 
-// Keys and matching shared with the inter-node merge.
+// What must be equal for two elements to possibly match (operation, call site, loop structure).
 uint64_t node_key(const Node& node);
-bool nodes_match_exactly(const Node& a, const Node& b);
-// `into` and `from` match exactly: fold `from`'s times into `into`.
-void absorb_exact(Node& into, const Node& from);
+// Whether `a` and `b` may fold into one under the rule: same structure, values within precision.
+bool nodes_match(const Node& a, const Node& b, const MergeRule& rule);
+// Folds `from` into `into` (they match): times merge, differing values become histograms. The
+// weights say how many calls each side's values stand for so far.
+void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_weight, Rank rank,
+            const MergeRule& rule);
 
 }  // namespace htrace

@@ -38,7 +38,7 @@ std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm)
 
 }  // namespace
 
-ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm)
+ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule)
 {
     int rank = 0;
     int size = 1;
@@ -58,7 +58,7 @@ ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm)
                 if (result.error.empty()) result.error = "trace of rank " + std::to_string(rank + step) + ": " + decoded.error;
                 continue;
             }
-            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence));
+            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence), rule);
         }
     }
     result.merged = std::move(mine);

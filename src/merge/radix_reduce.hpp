@@ -2,6 +2,7 @@
 // The inter-node merge at MPI_Finalize: ranks pair up over a binomial (radix-2) tree on the
 // tracer's own communicator; each parent merges its child's trace into its own.
 
+#include "merge/precision.hpp"
 #include "trace/event.hpp"
 
 #include <mpi.h>
@@ -17,6 +18,6 @@ struct ReduceResult {
 };
 
 // `comm` must be the tracer's own communicator (every rank of the job, nobody else's messages).
-ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm);
+ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule);
 
 }  // namespace htrace

@@ -49,10 +49,18 @@ std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
     return {PerRankValue{v.exact(), ranks}};
 }
 
-// Both sides' values, kept per rank where they differ.
-Value combine(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b)
+// Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
+// (lossless). `weight_*` is how many calls each side's value stands for per rank.
+Value combine(const Value& a, const RankList& ranks_a, uint64_t weight_a, const Value& b, const RankList& ranks_b,
+              uint64_t weight_b, Role role, const MergeRule& rule)
 {
     if (a == b && a.is_exact()) return a;
+    if (role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule)) {
+        const auto first = [](const RankList& r) { return r.empty() ? Rank{0} : r.runs().front().start; };
+        const auto calls = [](const RankList& r, uint64_t w) { return w * static_cast<uint64_t>(std::max<int64_t>(r.size(), 1)); };
+        return merge_values({a, calls(ranks_a, weight_a), first(ranks_a)}, {b, calls(ranks_b, weight_b), first(ranks_b)},
+                            role, rule);
+    }
     std::map<int64_t, RankList> by_value;
     for (const auto& side : {as_per_rank(a, ranks_a), as_per_rank(b, ranks_b)}) {
         for (const auto& entry : side) {
@@ -66,10 +74,17 @@ Value combine(const Value& a, const RankList& ranks_a, const Value& b, const Ran
     return Value(std::move(entries));
 }
 
-bool value_combinable(const Value& v) { return !v.is_histogram(); }
+// Whether two values can become one: merged under the rule, or kept per rank (not a histogram).
+bool combinable(const Value& a, const Value& b, Role role, const MergeRule& rule)
+{
+    if (role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule)) return true;
+    return !a.is_histogram() && !b.is_histogram();
+}
 
 class Aligner {
 public:
+    explicit Aligner(const MergeRule& rule) : rule_(rule) {}
+
     // Weight of aligning a with b (0: they cannot align).
     double weight(const Node& a, const Node& b)
     {
@@ -79,10 +94,7 @@ public:
             const Event& y = b.event();
             if (!events_align(x, y)) return 0;
             for (size_t i = 0; i < x.params.size(); ++i) {
-                if (!(x.params[i].value == y.params[i].value) &&
-                    (!value_combinable(x.params[i].value) || !value_combinable(y.params[i].value))) {
-                    return 0;
-                }
+                if (!combinable(x.params[i].value, y.params[i].value, x.params[i].role, rule_)) return 0;
             }
             // Collectives weigh more: leaving one unaligned would split an instance in replay.
             return is_collective(x) ? 4.0 : 1.0;
@@ -90,9 +102,11 @@ public:
         const Loop& x = a.loop();
         const Loop& y = b.loop();
         if (!(x.iterations == y.iterations)) {
-            if (!value_combinable(x.iterations) || !value_combinable(y.iterations)) return 0;
-            // Ranks that iterate different numbers of times cannot share a collective instance.
-            if (contains_collective(x.body) || contains_collective(y.body)) return 0;
+            if (!combinable(x.iterations, y.iterations, Role::requests, rule_)) return 0;
+            // Ranks that iterate different numbers of times cannot share a collective instance; a
+            // histogram count is drawn once for all of them in replay, so it can.
+            const bool one_count = may_merge_iterations(x.iterations, y.iterations, rule_);
+            if (!one_count && (contains_collective(x.body) || contains_collective(y.body))) return 0;
         }
         auto key = std::make_pair(&a, &b);
         auto found = loop_weights_.find(key);
@@ -172,15 +186,17 @@ private:
         return out;
     }
 
+    MergeRule rule_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
 };
 
-Node merge_nodes(Node a, Node b);
+Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule);
 
-Sequence merge_aligned(Sequence a, Sequence b)
+// `weight_*`: how many times each side's sequence runs per rank (the product of the loops around it).
+Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule)
 {
     // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
-    const auto alignment = Aligner().align(a, b);
+    const auto alignment = Aligner(rule).align(a, b);
     Sequence out;
     out.reserve(a.size() + b.size() - alignment.pairs.size());
     size_t i = 0;
@@ -188,20 +204,21 @@ Sequence merge_aligned(Sequence a, Sequence b)
     for (const auto& [pa, pb] : alignment.pairs) {
         while (i < pa) out.push_back(std::move(a[i++]));
         while (j < pb) out.push_back(std::move(b[j++]));
-        out.push_back(merge_nodes(std::move(a[i++]), std::move(b[j++])));
+        out.push_back(merge_nodes(std::move(a[i++]), std::move(b[j++]), weight_a, weight_b, rule));
     }
     while (i < a.size()) out.push_back(std::move(a[i++]));
     while (j < b.size()) out.push_back(std::move(b[j++]));
     return out;
 }
 
-Node merge_nodes(Node a, Node b)
+Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule)
 {
     if (a.is_event()) {
         Event& x = a.event();
         const Event& y = b.event();
         for (size_t i = 0; i < x.params.size(); ++i) {
-            x.params[i].value = combine(x.params[i].value, x.ranks, y.params[i].value, y.ranks);
+            x.params[i].value = combine(x.params[i].value, x.ranks, weight_a, y.params[i].value, y.ranks, weight_b,
+                                        x.params[i].role, rule);
         }
         x.signature = std::min(x.signature, y.signature);
         x.ranks = x.ranks.unite(y.ranks);
@@ -210,8 +227,11 @@ Node merge_nodes(Node a, Node b)
     }
     Loop& x = a.loop();
     Loop& y = b.loop();
-    x.iterations = combine(x.iterations, participants(a), y.iterations, participants(b));
-    x.body = merge_aligned(std::move(x.body), std::move(y.body));
+    const uint64_t body_a = weight_a * expected_iterations(x.iterations);
+    const uint64_t body_b = weight_b * expected_iterations(y.iterations);
+    x.iterations = combine(x.iterations, participants(a), weight_a, y.iterations, participants(b), weight_b,
+                           Role::requests, rule);
+    x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, rule);
     return a;
 }
 
@@ -236,9 +256,9 @@ RankList participants(const Node& node)
     return out;
 }
 
-Sequence merge_ranks(Sequence a, Sequence b)
+Sequence merge_ranks(Sequence a, Sequence b, const MergeRule& rule)
 {
-    return merge_aligned(std::move(a), std::move(b));
+    return merge_aligned(std::move(a), std::move(b), 1, 1, rule);
 }
 
 }  // namespace htrace

@@ -31,6 +31,7 @@ public:
     int64_t exact() const { return std::get<int64_t>(data_); }
     const std::vector<PerRankValue>& per_rank() const { return std::get<std::vector<PerRankValue>>(data_); }
     const Histogram& histogram() const { return std::get<Histogram>(data_); }
+    Histogram& histogram() { return std::get<Histogram>(data_); }
 
     // The value `rank` had, where the value is exact or per rank; nullopt for a histogram or a rank
     // without a value.

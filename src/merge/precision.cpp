@@ -1,0 +1,90 @@
+#include "merge/precision.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace htrace {
+namespace {
+
+struct Range {
+    int64_t low;
+    int64_t high;
+};
+
+Range range_of(const Value& v)
+{
+    if (v.is_exact()) return {v.exact(), v.exact()};
+    if (v.is_histogram()) return {v.histogram().min().value, v.histogram().max().value};
+    Range r{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
+    for (const auto& entry : v.per_rank()) {
+        r.low = std::min(r.low, entry.value);
+        r.high = std::max(r.high, entry.value);
+    }
+    return r;
+}
+
+bool ranges_may_merge(const Value& a, const Value& b, int precision)
+{
+    if (precision >= 100) return false;
+    if (precision <= 0) return true;
+    const Range x = range_of(a);
+    const Range y = range_of(b);
+    const long double low = std::min(x.low, y.low);
+    const long double high = std::max(x.high, y.high);
+    // The widest pair is the only one that can break the rule.
+    const long double largest = std::max(std::fabs(low), std::fabs(high));
+    return high - low <= (100 - precision) / 100.0L * largest;
+}
+
+void add_to(Histogram& h, const Value& v, uint64_t weight, Rank rank)
+{
+    if (v.is_exact()) {
+        h.add(v.exact(), rank, std::max<uint64_t>(weight, 1));
+    } else if (v.is_histogram()) {
+        h.merge(v.histogram());
+    } else {
+        // Per-rank values stand for their ranks' calls: weight per rank.
+        const uint64_t per_rank = std::max<uint64_t>(weight, 1);
+        for (const auto& entry : v.per_rank()) {
+            const auto ranks = static_cast<uint64_t>(std::max<int64_t>(entry.ranks.size(), 1));
+            h.add(entry.value, entry.ranks.empty() ? rank : entry.ranks.runs().front().start, per_rank * ranks);
+        }
+    }
+}
+
+}  // namespace
+
+bool may_merge(const Value& a, const Value& b, Role role, const MergeRule& rule)
+{
+    if (a == b) return true;
+    if (role_is_categorical(role)) return false;
+    return ranges_may_merge(a, b, rule.precision);
+}
+
+bool may_merge_iterations(const Value& a, const Value& b, const MergeRule& rule)
+{
+    return a == b || ranges_may_merge(a, b, rule.precision);
+}
+
+Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule)
+{
+    if (a.value == b.value && !a.value.is_histogram()) return a.value;
+    Histogram merged(a.value.is_histogram() ? a.value.histogram().config() : rule.histogram);
+    // Endpoints keep every value seen, so that replay never invents a peer (starts empty: exact).
+    if (role_is_peer(role)) merged.keep_seen_values();
+    add_to(merged, a.value, a.weight, a.rank);
+    add_to(merged, b.value, b.weight, b.rank);
+    return Value(std::move(merged));
+}
+
+uint64_t expected_iterations(const Value& iterations)
+{
+    if (iterations.is_exact()) return static_cast<uint64_t>(std::max<int64_t>(iterations.exact(), 1));
+    if (iterations.is_histogram()) return static_cast<uint64_t>(std::max<int64_t>(std::llround(iterations.histogram().mean()), 1));
+    int64_t most = 1;
+    for (const auto& entry : iterations.per_rank()) most = std::max(most, entry.value);
+    return static_cast<uint64_t>(most);
+}
+
+}  // namespace htrace

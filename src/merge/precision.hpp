@@ -1,0 +1,39 @@
+#pragma once
+// The precision rule (MERGE_PRECISION = p): two values merge when every pair of values they stand
+// for satisfies |a - b| <= (100 - p)/100 * max(|a|, |b|); merged values become a histogram from then
+// on. p = 100 merges only what is equal (lossless); p = 0 merges everything. Categorical values
+// (communicators, roots, colours, keys) never merge unless equal.
+
+#include "histogram/histogram.hpp"
+#include "trace/event.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace htrace {
+
+struct MergeRule {
+    int precision = 100;
+    HistogramConfig histogram;
+};
+
+// Whether all values of `a` and `b` together may stand as one (for the role's kind of value).
+bool may_merge(const Value& a, const Value& b, Role role, const MergeRule& rule);
+bool may_merge_iterations(const Value& a, const Value& b, const MergeRule& rule);
+
+// One side of a merge: a value, how many calls (or loop instances) it stands for, and the rank an
+// exact value came from (for the histogram's min and max).
+struct Weighted {
+    const Value& value;
+    uint64_t weight;
+    Rank rank;
+};
+
+// `a` and `b` as one value: `a` itself when equal, else a histogram of both (which must be allowed
+// by may_merge). Endpoints keep the exact set of values seen.
+Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule);
+
+// How many times a loop runs, on average, for weighting what its body stands for.
+uint64_t expected_iterations(const Value& iterations);
+
+}  // namespace htrace
