@@ -1,0 +1,183 @@
+#include "merge/loop_folding.hpp"
+#include "merge/precision.hpp"
+#include "merge/rank_merge.hpp"
+
+#include "support/trace_builders.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+using namespace htrace;
+using htrace::test::call;
+using htrace::test::calls_of;
+
+namespace {
+
+MergeRule at(int precision) { return MergeRule{precision, HistogramConfig{}}; }
+
+// All the histograms' values of one role in a sequence, with their counts (bins must be exact).
+std::map<int64_t, uint64_t> histogram_counts(const Value& v)
+{
+    std::map<int64_t, uint64_t> out;
+    REQUIRE(v.is_histogram());
+    for (const auto& bin : v.histogram().bins()) {
+        REQUIRE(bin.min == bin.max);
+        out[bin.min] += bin.count;
+    }
+    return out;
+}
+
+// Timesteps of a convergence loop: an inner loop of `inner(t)` iterations of a, b, then c.
+Sequence convergence(int timesteps, int (*inner)(int), const MergeRule& rule, Rank rank = 0)
+{
+    LoopFolder folder(rule, rank);
+    for (int t = 0; t < timesteps; ++t) {
+        for (int i = 0; i < inner(t); ++i) {
+            folder.append(call('a'));
+            folder.append(call('b'));
+        }
+        folder.append(call('c'));
+    }
+    return test::with_rank(folder.finish(), rank);
+}
+
+int about_forty(int t) { return 39 + ((t * t * 13 + t * 7) % 17 > 8 ? 1 : 0); }  // 39 or 40: within 5 %
+int far_apart(int t) { return t % 2 ? 40 : 30; }  // 25 % apart
+
+}  // namespace
+
+TEST_CASE("the precision rule compares the widest pair of values")
+{
+    const Role bytes = Role::bytes;
+    CHECK(may_merge(Value(int64_t{80}), Value(int64_t{84}), bytes, at(95)));
+    CHECK_FALSE(may_merge(Value(int64_t{80}), Value(int64_t{90}), bytes, at(95)));
+    CHECK(may_merge(Value(int64_t{80}), Value(int64_t{90}), bytes, at(85)));
+    CHECK_FALSE(may_merge(Value(int64_t{80}), Value(int64_t{81}), bytes, at(100)));
+    CHECK(may_merge(Value(int64_t{80}), Value(int64_t{80}), bytes, at(100)));
+    CHECK(may_merge(Value(int64_t{1}), Value(int64_t{1'000'000}), bytes, at(0)));
+    CHECK(may_merge(Value(int64_t{kProcNull}), Value(int64_t{1}), Role::peer, at(0)));
+    CHECK_FALSE(may_merge(Value(int64_t{kProcNull}), Value(int64_t{1}), Role::peer, at(50)));
+    // Communicators and roots never become histograms.
+    CHECK_FALSE(may_merge(Value(int64_t{2}), Value(int64_t{3}), Role::comm, at(0)));
+    CHECK_FALSE(may_merge(Value(int64_t{0}), Value(int64_t{1}), Role::root, at(0)));
+    // A histogram's whole range counts, not only its mean.
+    Histogram h;
+    h.add(80, 0);
+    h.add(84, 0);
+    CHECK(may_merge(Value(h), Value(int64_t{83}), bytes, at(95)));
+    CHECK_FALSE(may_merge(Value(h), Value(int64_t{88}), bytes, at(95)));
+}
+
+TEST_CASE("inner loops whose counts differ within the precision fold into one loop with a count histogram")
+{
+    const Sequence lossless = convergence(50, about_forty, at(100));
+    const Sequence merged = convergence(50, about_forty, at(95));
+    CHECK(test::node_count(lossless) > 3 * test::node_count(merged));
+    REQUIRE(merged.size() == 1);
+    const Loop& timesteps = merged[0].loop();
+    CHECK(timesteps.iterations == Value(int64_t{50}));
+    REQUIRE(timesteps.body[0].is_loop());
+    std::map<int64_t, uint64_t> truth;
+    uint64_t calls_of_a = 0;
+    for (int t = 0; t < 50; ++t) {
+        truth[about_forty(t)] += 1;
+        calls_of_a += static_cast<uint64_t>(about_forty(t));
+    }
+    CHECK(histogram_counts(timesteps.body[0].loop().iterations) == truth);
+    // The calls inside are what the program made.
+    CHECK(timesteps.body[0].loop().body[0].event().compute.count == calls_of_a);
+}
+
+TEST_CASE("counts too far apart for the precision do not merge, and then the trace stays lossless")
+{
+    const Sequence seq = convergence(20, far_apart, at(95));
+    std::vector<std::string> expected;
+    for (int t = 0; t < 20; ++t) {
+        for (int i = 0; i < far_apart(t); ++i) {
+            expected.push_back("a:8");
+            expected.push_back("b:8");
+        }
+        expected.push_back("c:8");
+    }
+    CHECK(calls_of(seq, 0, 1) == expected);
+    CHECK(convergence(20, far_apart, at(0)).size() == 1);
+}
+
+TEST_CASE("message sizes that drift within the precision merge into one event with a size histogram")
+{
+    LoopFolder folder(at(90), 0);
+    std::map<int64_t, uint64_t> sent;
+    for (int t = 0; t < 40; ++t) {
+        const int64_t bytes = 1000 + 10 * (t % 8);  // drifts by up to 7 %
+        folder.append(call('s', bytes));
+        folder.append(call('r'));
+        sent[bytes] += 1;
+    }
+    const Sequence seq = test::with_rank(folder.finish(), 0);
+    REQUIRE(seq.size() == 1);
+    const Value* bytes = seq[0].loop().body[0].event().find(Role::bytes);
+    REQUIRE(bytes != nullptr);
+    CHECK(histogram_counts(*bytes) == sent);
+}
+
+TEST_CASE("land and sea ranks merge into one event whose histogram holds both sizes at precision 0")
+{
+    auto rank_trace = [](Rank rank, const MergeRule& rule) {
+        LoopFolder folder(rule, rank);
+        for (int t = 0; t < 10; ++t) folder.append(call('x', rank < 4 ? 80 : 90));
+        return test::with_rank(folder.finish(), rank);
+    };
+    for (int precision : {0, 95, 100}) {
+        CAPTURE(precision);
+        Sequence merged = rank_trace(0, at(precision));
+        for (Rank r = 1; r < 8; ++r) merged = merge_ranks(std::move(merged), rank_trace(r, at(precision)), at(precision));
+        REQUIRE(merged.size() == 1);
+        const Event& e = merged[0].loop().body[0].event();
+        CHECK(e.ranks.to_string() == "0-7");
+        const Value* bytes = e.find(Role::bytes);
+        if (precision == 0) {
+            CHECK(histogram_counts(*bytes) == std::map<int64_t, uint64_t>{{80, 40}, {90, 40}});
+        } else {
+            REQUIRE(bytes->is_per_rank());
+            CHECK(bytes->value_for(0) == 80);
+            CHECK(bytes->value_for(7) == 90);
+        }
+    }
+}
+
+TEST_CASE("the paper's 8-rank example merges into one Bcast with every rank's sends before it")
+{
+    // Ranks 0-3: two rounds of Irecv/Send/Wait then Bcast; ranks 4-7: one round then Bcast.
+    auto rank_trace = [](Rank rank) {
+        LoopFolder folder(at(100), rank);
+        const int rounds = rank < 4 ? 2 : 1;
+        for (int i = 0; i < rounds; ++i) {
+            folder.append(call('i', 8, rank, Op::Irecv));
+            folder.append(call('s', 8, rank, Op::Send));
+            folder.append(call('w', 8, rank, Op::Wait));
+        }
+        folder.append(test::collective('B', rank));
+        return test::with_rank(folder.finish(), rank);
+    };
+    Sequence merged = rank_trace(0);
+    for (Rank r = 1; r < 8; ++r) merged = merge_ranks(std::move(merged), rank_trace(r), at(100));
+    int bcasts = 0;
+    for (const auto& node : merged) {
+        if (node.is_event() && node.event().op == Op::Bcast) {
+            ++bcasts;
+            CHECK(node.event().ranks.to_string() == "0-7");
+        }
+    }
+    CHECK(bcasts == 1);
+    for (Rank r = 0; r < 8; ++r) {
+        CAPTURE(r);
+        const auto calls = calls_of(merged, r, 8);
+        const std::vector<std::string> one_round{"i:8", "s:8", "w:8"};
+        std::vector<std::string> expected;
+        for (int i = 0; i < (r < 4 ? 2 : 1); ++i) expected.insert(expected.end(), one_round.begin(), one_round.end());
+        expected.push_back("B:8");
+        CHECK(calls == expected);
+    }
+}
