@@ -3,6 +3,7 @@
 #include "trace/walk.hpp"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -217,10 +218,10 @@ std::string render_json(const Trace& trace)
 namespace {
 
 struct CallTotals {
-    int64_t calls = 0;
-    int64_t bytes = 0;
-    std::map<std::string, int64_t> peers;
-    std::map<std::string, int64_t> matched;
+    double calls = 0;
+    double bytes = 0;
+    std::map<std::string, double> peers;
+    std::map<std::string, double> matched;
 };
 
 std::string peer_key(const CommunicatorTable& comms, Rank caller, int64_t comm, int64_t value, Role role)
@@ -231,52 +232,78 @@ std::string peer_key(const CommunicatorTable& comms, Rank caller, int64_t comm, 
     return world ? std::to_string(*world) : "unknown";
 }
 
+// What a value stands for on one rank: (value, share of the calls) pairs; a histogram spreads the
+// calls over its bins.
+std::vector<std::pair<int64_t, double>> shares(const Value& v, Rank rank)
+{
+    if (!v.is_histogram()) {
+        if (auto exact = v.value_for(rank)) return {{*exact, 1.0}};
+        return {};
+    }
+    std::vector<std::pair<int64_t, double>> out;
+    const Histogram& h = v.histogram();
+    for (const auto& bin : h.bins()) {
+        out.emplace_back(std::llround(bin.mean()), double(bin.count) / double(std::max<uint64_t>(h.count(), 1)));
+    }
+    return out;
+}
+
 using PerRankTotals = std::map<Rank, std::map<std::string, CallTotals>>;
 
 PerRankTotals count_calls(const Trace& trace)
 {
     PerRankTotals totals;
-    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms) {
+    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms, double weight) {
         auto& t = totals[r][std::string(operation_name(e.op))];
-        t.calls += 1;
+        t.calls += weight;
         const Value* comm = e.find(Role::comm);
         const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
         for (const auto& p : e.params) {
-            const auto v = p.value.value_for(r);
-            if (!v) continue;
-            if (p.role == Role::bytes || p.role == Role::recv_bytes) t.bytes += *v;
-            if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
-                t.peers[peer_key(comms, r, comm_id, *v, p.role)] += 1;
+            for (const auto& [value, share] : shares(p.value, r)) {
+                const double calls = weight * share;
+                if (p.role == Role::bytes || p.role == Role::recv_bytes) t.bytes += double(value) * calls;
+                if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
+                    t.peers[peer_key(comms, r, comm_id, value, p.role)] += calls;
+                }
+                if (p.role == Role::matched_peer) t.matched[peer_key(comms, r, comm_id, value, p.role)] += calls;
             }
-            if (p.role == Role::matched_peer) t.matched[peer_key(comms, r, comm_id, *v, p.role)] += 1;
         }
     });
     walker.run();
     return totals;
 }
 
+// Whole numbers print as such: a lossless trace stands for whole calls.
+std::string number(double x)
+{
+    if (x == std::floor(x) && std::fabs(x) < 9e15) return std::to_string(static_cast<int64_t>(x));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", x);
+    return buf;
+}
+
 }  // namespace
 
 std::string render_call_counts(const Trace& trace)
 {
-    std::map<std::string, int64_t> per_op;
+    std::map<std::string, double> per_op;
     for (const auto& [rank, ops] : count_calls(trace)) {
         for (const auto& [name, t] : ops) per_op[name] += t.calls;
     }
     std::ostringstream out;
-    int64_t total = 0;
+    double total = 0;
     for (const auto& [name, calls] : per_op) {
-        out << name << ' ' << calls << '\n';
+        out << name << ' ' << number(calls) << '\n';
         total += calls;
     }
-    out << "total " << total << '\n';
+    out << "total " << number(total) << '\n';
     return out.str();
 }
 
 std::string render_call_counts_json(const Trace& trace)
 {
     const PerRankTotals totals = count_calls(trace);
-    std::map<std::string, int64_t> per_op;
+    std::map<std::string, double> per_op;
     std::ostringstream out;
     out << "{\"ranks\": " << trace.header.ranks << ", \"by_rank\": {";
     bool first_rank = true;
@@ -286,18 +313,18 @@ std::string render_call_counts_json(const Trace& trace)
         bool first_op = true;
         for (const auto& [name, t] : ops) {
             per_op[name] += t.calls;
-            out << (first_op ? "" : ", ") << json_string(name) << ": {\"calls\": " << t.calls
-                << ", \"bytes\": " << t.bytes << ", \"peers\": {";
+            out << (first_op ? "" : ", ") << json_string(name) << ": {\"calls\": " << number(t.calls)
+                << ", \"bytes\": " << number(t.bytes) << ", \"peers\": {";
             first_op = false;
             bool first = true;
             for (const auto& [peer, n] : t.peers) {
-                out << (first ? "" : ", ") << json_string(peer) << ": " << n;
+                out << (first ? "" : ", ") << json_string(peer) << ": " << number(n);
                 first = false;
             }
             out << "}, \"matched\": {";
             first = true;
             for (const auto& [peer, n] : t.matched) {
-                out << (first ? "" : ", ") << json_string(peer) << ": " << n;
+                out << (first ? "" : ", ") << json_string(peer) << ": " << number(n);
                 first = false;
             }
             out << "}}";
@@ -307,7 +334,7 @@ std::string render_call_counts_json(const Trace& trace)
     out << "}, \"operations\": {";
     bool first = true;
     for (const auto& [name, calls] : per_op) {
-        out << (first ? "" : ", ") << json_string(name) << ": " << calls;
+        out << (first ? "" : ", ") << json_string(name) << ": " << number(calls);
         first = false;
     }
     out << "}}\n";

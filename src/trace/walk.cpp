@@ -80,12 +80,6 @@ void CommunicatorTable::free(const Event& release, const std::vector<Rank>& part
     }
 }
 
-int64_t iterations_for(const Value& iterations, Rank rank)
-{
-    if (iterations.is_histogram()) return std::llround(iterations.histogram().mean());
-    return iterations.value_for(rank).value_or(0);
-}
-
 TraceWalker::TraceWalker(const Trace& trace, CallVisitor on_call)
     : trace_(trace), on_call_(std::move(on_call)), communicators_(trace.header.ranks)
 {
@@ -94,20 +88,23 @@ TraceWalker::TraceWalker(const Trace& trace, CallVisitor on_call)
 void TraceWalker::run()
 {
     std::vector<char> all(static_cast<size_t>(std::max(trace_.header.ranks, 0)), 1);
-    walk(trace_.body, all);
+    walk(trace_.body, all, 1.0);
 }
 
-void TraceWalker::walk(const Sequence& seq, const std::vector<char>& active)
+void TraceWalker::walk(const Sequence& seq, const std::vector<char>& active, double weight)
 {
     for (const auto& node : seq) {
         if (node.is_event()) {
-            visit(node.event(), active);
+            visit(node.event(), active, weight);
             continue;
         }
         const Loop& loop = node.loop();
-        if (!loop.iterations.is_per_rank()) {
-            const int64_t n = iterations_for(loop.iterations, 0);
-            for (int64_t i = 0; i < n; ++i) walk(loop.body, active);
+        if (loop.iterations.is_histogram()) {
+            walk(loop.body, active, weight * loop.iterations.histogram().mean());
+            continue;
+        }
+        if (loop.iterations.is_exact()) {
+            for (int64_t i = 0; i < loop.iterations.exact(); ++i) walk(loop.body, active, weight);
             continue;
         }
         // Ranks that iterate different numbers of times walk the body together while each is
@@ -122,18 +119,18 @@ void TraceWalker::walk(const Sequence& seq, const std::vector<char>& active)
                     if (static_cast<size_t>(r) < still.size()) still[static_cast<size_t>(r)] = active[static_cast<size_t>(r)];
                 }
             }
-            walk(loop.body, still);
+            walk(loop.body, still, weight);
         }
     }
 }
 
-void TraceWalker::visit(const Event& event, const std::vector<char>& active)
+void TraceWalker::visit(const Event& event, const std::vector<char>& active, double weight)
 {
     std::vector<Rank> participants;
     for (Rank r : event.ranks.expand()) {
         if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants.push_back(r);
     }
-    for (Rank r : participants) on_call_(event, r, communicators_);
+    for (Rank r : participants) on_call_(event, r, communicators_, weight);
     const auto kind = operation_kind(event.op);
     if (kind == OperationKind::comm_create) communicators_.create(event, participants);
     if (kind == OperationKind::comm_free) communicators_.free(event, participants);

@@ -39,22 +39,23 @@ private:
 
 class TraceWalker {
 public:
-    // `on_call` sees each call: the event and the world rank making it, in trace order.
-    using CallVisitor = std::function<void(const Event&, Rank, const CommunicatorTable&)>;
+    // `on_call` sees each call: the event and the world rank making it, in trace order, and how many
+    // calls the visit stands for. That is 1 except inside a loop whose count is a histogram: its
+    // body is visited once, standing for the expected number of iterations.
+    using CallVisitor = std::function<void(const Event&, Rank, const CommunicatorTable&, double weight)>;
 
     TraceWalker(const Trace& trace, CallVisitor on_call);
     void run();
 
 private:
-    void walk(const Sequence& seq, const std::vector<char>& active);
-    void visit(const Event& event, const std::vector<char>& active);
+    void walk(const Sequence& seq, const std::vector<char>& active, double weight);
+    void visit(const Event& event, const std::vector<char>& active, double weight);
 
     const Trace& trace_;
     CallVisitor on_call_;
     CommunicatorTable communicators_;
 };
 
-// The number of iterations a loop stands for on `rank` (the mean, rounded, for a histogram).
-int64_t iterations_for(const Value& iterations, Rank rank);
+
 
 }  // namespace htrace

@@ -45,7 +45,7 @@ inline std::vector<std::string> calls_of(const Sequence& seq, Rank rank, int32_t
     trace.header.ranks = ranks;
     trace.body = seq;
     std::vector<std::string> out;
-    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable&) {
+    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable&, double) {
         if (r != rank) return;
         std::string text(1, static_cast<char>(e.signature));
         for (const auto& p : e.params) {
