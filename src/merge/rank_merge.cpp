@@ -81,6 +81,15 @@ bool combinable(const Value& a, const Value& b, Role role, const MergeRule& rule
     return !a.is_histogram() && !b.is_histogram();
 }
 
+// Two events from the same call site with the same values: aligning them is never worse.
+bool same_call(const Node& a, const Node& b)
+{
+    if (!a.is_event() || !b.is_event()) return false;
+    const Event& x = a.event();
+    const Event& y = b.event();
+    return x.op == y.op && x.signature == y.signature && x.params == y.params;
+}
+
 class Aligner {
 public:
     explicit Aligner(const MergeRule& rule) : rule_(rule) {}
@@ -127,27 +136,43 @@ public:
         size_t i = 0;
         size_t j = 0;
         while (i < a.size() && j < b.size()) {
-            const size_t wa = std::min(a.size() - i, kAlignWindow);
-            const size_t wb = std::min(b.size() - j, kAlignWindow);
-            Alignment window = align_window(a, i, wa, b, j, wb);
-            const bool whole = (i + wa == a.size()) && (j + wb == b.size());
-            if (window.pairs.empty()) {
-                if (whole) break;
-                i += std::max<size_t>(1, wa / 2);
-                j += std::max<size_t>(1, wb / 2);
+            // Where both sides go on alike, align call by call (the common case of similar ranks
+            // costs linear time); the table below is only for where they differ.
+            if (same_call(a[i], b[j])) {
+                result.pairs.emplace_back(i, j);
+                result.weight += weight(a[i], b[j]);
+                ++i;
+                ++j;
                 continue;
             }
-            size_t committed = 0;
-            for (const auto& pair : window.pairs) {
-                const bool in_first_half = pair.first < i + wa / 2 + 1 && pair.second < j + wb / 2 + 1;
-                if (!whole && committed > 0 && !in_first_half) break;
-                result.pairs.push_back(pair);
-                result.weight += weight(a[pair.first], b[pair.second]);
-                ++committed;
+            // Where they differ, find the next alignment in windows that grow until one holds a
+            // match, and take only its first pair before going on call by call: a divergence of
+            // d calls costs about d^2, not the window's size squared.
+            bool found = false;
+            for (size_t window = 8;; window *= 2) {
+                const size_t wa = std::min(a.size() - i, window);
+                const size_t wb = std::min(b.size() - j, window);
+                Alignment best = align_window(a, i, wa, b, j, wb);
+                if (!best.pairs.empty()) {
+                    const auto first = best.pairs.front();
+                    result.pairs.push_back(first);
+                    result.weight += weight(a[first.first], b[first.second]);
+                    i = first.first + 1;
+                    j = first.second + 1;
+                    found = true;
+                    break;
+                }
+                const bool whole = i + wa == a.size() && j + wb == b.size();
+                if (whole) break;
+                if (window >= kAlignWindow) {
+                    // Nothing in common this far ahead: leave these calls unaligned.
+                    i += wa / 2;
+                    j += wb / 2;
+                    found = true;
+                    break;
+                }
             }
-            i = result.pairs.back().first + 1;
-            j = result.pairs.back().second + 1;
-            if (whole) break;
+            if (!found) break;
         }
         return result;
     }
