@@ -4,6 +4,9 @@
     run_benchmarks.py sizes      [--build DIR]   trace bytes of the stencil at 4..64 ranks
     run_benchmarks.py call-cost  [--build DIR]   added time per intercepted call (Isend/Irecv/Waitall loop)
     run_benchmarks.py merge-time [--build DIR]   MPI_Finalize merge and write time at 64 ranks
+    run_benchmarks.py precision-sizes [--build DIR]   trace bytes vs ranks of the precision programs at 100/95/0
+    run_benchmarks.py precision-sweep [--build DIR]   trace bytes vs precision, convergence loop at 32 ranks
+    run_benchmarks.py merge-cost [--build DIR]        matching cost of the merge on long similar traces
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -97,13 +100,86 @@ def merge_time(build, repetitions=5):
           f"| {statistics.median(r[4] for r in rows):.4f} |")
 
 
+# The programs of the merge-precision issue and their arguments (timesteps).
+PRECISION_PROGRAMS = {"convergence": ["50"], "land_sea": ["50"], "drifting": ["50"]}
+
+
+def traced_bytes(build, program, args, ranks, precision, scratch):
+    trace = pathlib.Path(scratch) / f"{program}-{ranks}-{precision}.h"
+    env = dict(ENV, HTRACE_FILE=str(trace), MERGE_PRECISION=str(precision))
+    run = mpirun(ranks, [str(build / "src/capture/h-trace"), str(build / "tests/mpi" / program)] + args, env=env,
+                 cwd=scratch)
+    merge = re.search(r"merge ([\d.]+) s", run.stderr)
+    return trace.stat().st_size, float(merge[1]) if merge else float("nan")
+
+
+def precision_sizes(build):
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for program, args in PRECISION_PROGRAMS.items():
+            for precision in (100, 95, 0):
+                for ranks in (4, 8, 16, 32, 64):
+                    size, merge = traced_bytes(build, program, args, ranks, precision, scratch)
+                    rows.append((program, precision, ranks, size, merge))
+    write_csv("precision_trace_bytes", ["program", "precision", "ranks", "bytes", "merge_seconds"], rows)
+    print("| program | precision | 4 | 8 | 16 | 32 | 64 ranks | 64 vs. 4 | merge s at 64 |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for program in PRECISION_PROGRAMS:
+        for precision in (100, 95, 0):
+            mine = [r for r in rows if r[0] == program and r[1] == precision]
+            sizes = [r[3] for r in mine]
+            print(f"| {program} | {precision} | " + " | ".join(str(x) for x in sizes) +
+                  f" | {sizes[-1] / sizes[0]:.2f}x | {mine[-1][4]:.3f} |")
+    for program in PRECISION_PROGRAMS:
+        at64 = {r[1]: r[3] for r in rows if r[0] == program and r[2] == 64}
+        print(f"{program} at 64 ranks: precision 100 / precision 0 = {at64[100] / at64[0]:.1f}x")
+    # The lossless trace of the convergence loop grows with the timesteps, the precision-0 one does not.
+    ratios = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for timesteps in ("50", "100", "200"):
+            lossless, _ = traced_bytes(build, "convergence", [timesteps], 64, 100, scratch)
+            merged, _ = traced_bytes(build, "convergence", [timesteps], 64, 0, scratch)
+            ratios.append((timesteps, lossless, merged))
+    write_csv("convergence_64_ratio", ["timesteps", "bytes_precision_100", "bytes_precision_0"], ratios)
+    print("| timesteps | bytes at 100 | bytes at 0 | ratio |\n| --- | --- | --- | --- |")
+    for timesteps, lossless, merged in ratios:
+        print(f"| {timesteps} | {lossless} | {merged} | {lossless / merged:.0f}x |")
+
+
+def precision_sweep(build):
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for precision in (100, 95, 90, 80, 70, 60, 50, 0):
+            size, _ = traced_bytes(build, "convergence", PRECISION_PROGRAMS["convergence"], 32, precision, scratch)
+            rows.append((precision, size))
+    write_csv("convergence_bytes_vs_precision", ["precision", "bytes"], rows)
+    print("| precision | " + " | ".join(str(p) for p, _ in rows) + " |")
+    print("| --- |" + " --- |" * len(rows))
+    print("| bytes | " + " | ".join(str(b) for _, b in rows) + " |")
+
+
+def merge_cost(build):
+    rows = []
+    for edits in ("0.01", "0.1"):
+        out = subprocess.run([str(build / "bench/merge-cost"), edits], capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines()[1:]:
+            length, rate, seconds, per_thousand = line.split(",")
+            rows.append((int(length), float(rate), float(seconds), float(per_thousand)))
+    write_csv("merge_cost", ["events_per_rank", "edits_per_call", "median_seconds", "seconds_per_1000_events"], rows)
+    print("| events per side | differing calls | merge s (median of 5) | s per 1000 events |\n| --- | --- | --- | --- |")
+    for r in rows:
+        print(f"| {r[0]} | {r[1]:.0%} | {r[2]:.4f} | {r[3]:.4f} |")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["sizes", "call-cost", "merge-time"])
+    parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
+                                         "merge-cost"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
-    {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time}[args.what](build)
+    {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
+     "precision-sweep": precision_sweep, "merge-cost": merge_cost}[args.what](build)
 
 
 if __name__ == "__main__":

@@ -67,8 +67,11 @@ void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_we
     if (into.is_event()) {
         Event& e = into.event();
         const Event& other = from.event();
+        // An event's time statistics count its calls exactly, also under loops counted by histograms.
+        const uint64_t calls_into = e.compute.count > 0 ? e.compute.count : into_weight;
+        const uint64_t calls_from = other.compute.count > 0 ? other.compute.count : from_weight;
         for (size_t i = 0; i < e.params.size(); ++i) {
-            merge_into(e.params[i].value, other.params[i].value, into_weight, from_weight, e.params[i].role, rank, rule);
+            merge_into(e.params[i].value, other.params[i].value, calls_into, calls_from, e.params[i].role, rank, rule);
         }
         e.compute.merge(other.compute);
         return;

@@ -50,15 +50,16 @@ std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
 }
 
 // Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
-// (lossless). `weight_*` is how many calls each side's value stands for per rank.
-Value combine(const Value& a, const RankList& ranks_a, uint64_t weight_a, const Value& b, const RankList& ranks_b,
-              uint64_t weight_b, Role role, const MergeRule& rule)
+// (lossless). `calls_*` is how many calls (or loop instances) each side's value stands for, per rank.
+Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
+              uint64_t calls_b, Role role, const MergeRule& rule)
 {
     if (a == b && a.is_exact()) return a;
     if (role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule)) {
         const auto first = [](const RankList& r) { return r.empty() ? Rank{0} : r.runs().front().start; };
-        const auto calls = [](const RankList& r, uint64_t w) { return w * static_cast<uint64_t>(std::max<int64_t>(r.size(), 1)); };
-        return merge_values({a, calls(ranks_a, weight_a), first(ranks_a)}, {b, calls(ranks_b, weight_b), first(ranks_b)},
+        // As per-rank values, an exact value counts once for each of its ranks.
+        const auto spread = [](const Value& v, const RankList& r) { return v.is_exact() ? Value(as_per_rank(v, r)) : v; };
+        return merge_values({spread(a, ranks_a), calls_a, first(ranks_a)}, {spread(b, ranks_b), calls_b, first(ranks_b)},
                             role, rule);
     }
     std::map<int64_t, RankList> by_value;
@@ -241,9 +242,15 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
     if (a.is_event()) {
         Event& x = a.event();
         const Event& y = b.event();
+        // Time statistics count an event's calls exactly, over all its ranks; per rank is what a
+        // value stands for.
+        const auto per_rank = [](const Event& e, uint64_t weight) {
+            const auto ranks = static_cast<uint64_t>(std::max<int64_t>(e.ranks.size(), 1));
+            return e.compute.count > 0 ? std::max<uint64_t>(e.compute.count / ranks, 1) : weight;
+        };
         for (size_t i = 0; i < x.params.size(); ++i) {
-            x.params[i].value = combine(x.params[i].value, x.ranks, weight_a, y.params[i].value, y.ranks, weight_b,
-                                        x.params[i].role, rule);
+            x.params[i].value = combine(x.params[i].value, x.ranks, per_rank(x, weight_a), y.params[i].value, y.ranks,
+                                        per_rank(y, weight_b), x.params[i].role, rule);
         }
         x.signature = std::min(x.signature, y.signature);
         x.ranks = x.ranks.unite(y.ranks);

@@ -169,6 +169,8 @@ public:
             out_.signed_int(bin.min);
             out_.unsigned_int(static_cast<uint64_t>(bin.max - bin.min));
             out_.unsigned_int(bin.count);
+            // A bin of one value (every bin of an exact histogram) has nothing more to say.
+            if (bin.max == bin.min) continue;
             out_.real(bin.mean_offset);
             out_.real(bin.m2);
         }
@@ -318,8 +320,10 @@ public:
             bin.min = in_.signed_int();
             bin.max = bin.min + static_cast<int64_t>(in_.unsigned_int());
             bin.count = in_.unsigned_int();
-            bin.mean_offset = in_.real();
-            bin.m2 = in_.real();
+            if (bin.max != bin.min) {
+                bin.mean_offset = in_.real();
+                bin.m2 = in_.real();
+            }
             bins.push_back(bin);
         }
         Histogram::Extreme min;
