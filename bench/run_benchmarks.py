@@ -7,6 +7,7 @@
     run_benchmarks.py precision-sizes [--build DIR]   trace bytes vs ranks of the precision programs at 100/95/0
     run_benchmarks.py precision-sweep [--build DIR]   trace bytes vs precision, convergence loop at 32 ranks
     run_benchmarks.py merge-cost [--build DIR]        matching cost of the merge on long similar traces
+    run_benchmarks.py histogram-defaults [--build DIR] histogram fidelity and bytes vs bins and rebalance interval
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -171,15 +172,32 @@ def merge_cost(build):
         print(f"| {r[0]} | {r[1]:.0%} | {r[2]:.4f} | {r[3]:.4f} |")
 
 
+def histogram_defaults(build):
+    out = subprocess.run([str(build / "bench/histogram-defaults")], capture_output=True, text=True, check=True).stdout
+    rows = list(csv.DictReader(out.splitlines()))
+    write_csv("histogram_defaults", list(rows[0].keys()), [list(r.values()) for r in rows])
+    by_config = {}
+    for r in rows:
+        by_config.setdefault((int(r["bins"]), int(r["rebalance"])), []).append((float(r["ks_distance"]),
+                                                                                 int(r["file_bytes"])))
+    print("| bins | rebalance every | KS distance, mean of 5 streams | worst stream | bytes in the file (mean) |")
+    print("| --- | --- | --- | --- | --- |")
+    for (bins, rebalance), values in sorted(by_config.items()):
+        ks = [k for k, _ in values]
+        print(f"| {bins} | {rebalance} | {statistics.mean(ks):.4f} | {max(ks):.4f} "
+              f"| {statistics.mean(b for _, b in values):.0f} |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
-                                         "merge-cost"])
+                                         "merge-cost", "histogram-defaults"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
-     "precision-sweep": precision_sweep, "merge-cost": merge_cost}[args.what](build)
+     "precision-sweep": precision_sweep, "merge-cost": merge_cost,
+     "histogram-defaults": histogram_defaults}[args.what](build)
 
 
 if __name__ == "__main__":
