@@ -87,8 +87,8 @@ def read_program_logs(log_dir, ranks):
     return tallies
 
 
-def run_h_dump(h_dump, trace):
-    command = [h_dump, "--calls", "--json", trace]
+def run_h_dump(h_dump, trace, options=("--calls", "--json")):
+    command = [h_dump, *options, trace]
     print("$", " ".join(command), flush=True)
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=120)

@@ -58,7 +58,7 @@ import pathlib
 import subprocess
 import sys
 
-from check_calls import CannotCompare, parse_rank_list, plural
+from check_calls import CannotCompare, parse_rank_list, plural, run_h_dump
 
 PROGRAMS = ("convergence", "land_sea", "drifting")
 # How far the calls a trace stands for may be from the logged ones when a loop count is a histogram:
@@ -624,21 +624,6 @@ class Checker:
                                 f"{value.describe()}")
 
 
-def run_h_dump(h_dump, trace):
-    command = [h_dump, "--json", trace]
-    print("$", " ".join(command), flush=True)
-    try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as error:
-        raise CannotCompare(f"h-dump did not run: {error}") from error
-    if result.returncode != 0:
-        raise CannotCompare(f"h-dump exited with {result.returncode}:\n{result.stderr.strip()}")
-    try:
-        return json.loads(result.stdout)
-    except json.JSONDecodeError as error:
-        raise CannotCompare(f"h-dump printed no valid JSON ({error}); it began with:\n{result.stdout[:500]}") from error
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--h-dump", help="the h-dump executable")
@@ -662,7 +647,7 @@ def main():
             except (OSError, json.JSONDecodeError) as error:
                 raise CannotCompare(f"{args.json}: {error}") from error
         else:
-            dump = run_h_dump(args.h_dump, args.trace)
+            dump = run_h_dump(args.h_dump, args.trace, options=("--json",))
         if not isinstance(dump, dict):
             raise CannotCompare("h-dump's JSON is not an object")
         differences = Checker(dump, logs, args.program, args.ranks, args.precision).run()
