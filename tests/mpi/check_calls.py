@@ -102,6 +102,20 @@ def run_h_dump(h_dump, trace, options=("--calls", "--json")):
         raise CannotCompare(f"h-dump printed no valid JSON ({error}); it began with:\n{result.stdout[:500]}") from error
 
 
+def load_dump(args, options=("--calls", "--json")):
+    """h-dump's JSON: saved in --json, or from running --h-dump with `options` on --trace."""
+    if args.json is not None:
+        try:
+            dump = json.loads(pathlib.Path(args.json).read_text())
+        except (OSError, json.JSONDecodeError) as error:
+            raise CannotCompare(f"{args.json}: {error}") from error
+    else:
+        dump = run_h_dump(args.h_dump, args.trace, options)
+    if not isinstance(dump, dict):
+        raise CannotCompare("h-dump's JSON is not an object")
+    return dump
+
+
 def multiset(value, where):
     """A JSON object of rank -> count as a Counter with string keys."""
     if not isinstance(value, dict) or not all(isinstance(n, int) for n in value.values()):
@@ -222,15 +236,7 @@ def main():
 
     try:
         expected = read_program_logs(args.log_dir, args.ranks)
-        if args.json is not None:
-            try:
-                dump = json.loads(pathlib.Path(args.json).read_text())
-            except (OSError, json.JSONDecodeError) as error:
-                raise CannotCompare(f"{args.json}: {error}") from error
-        else:
-            dump = run_h_dump(args.h_dump, args.trace)
-        if not isinstance(dump, dict):
-            raise CannotCompare("h-dump's JSON is not an object")
+        dump = load_dump(args)
         found = read_trace_tallies(dump)
     except CannotCompare as error:
         print(f"check_calls: cannot compare: {error}", file=sys.stderr)

@@ -53,12 +53,11 @@ printed), 2 when the comparison cannot be made (h-dump fails, a log is malformed
 
 import argparse
 import collections
-import json
 import pathlib
 import subprocess
 import sys
 
-from check_calls import CannotCompare, parse_rank_list, plural, run_h_dump
+from check_calls import CannotCompare, load_dump, parse_rank_list, plural
 
 PROGRAMS = ("convergence", "land_sea", "drifting")
 # How far the calls a trace stands for may be from the logged ones when a loop count is a histogram:
@@ -641,15 +640,7 @@ def main():
     where = f"{args.program}, {args.ranks} ranks, precision {args.precision}"
     try:
         logs = read_logs(args.log_dir, args.ranks)
-        if args.json is not None:
-            try:
-                dump = json.loads(pathlib.Path(args.json).read_text())
-            except (OSError, json.JSONDecodeError) as error:
-                raise CannotCompare(f"{args.json}: {error}") from error
-        else:
-            dump = run_h_dump(args.h_dump, args.trace, options=("--json",))
-        if not isinstance(dump, dict):
-            raise CannotCompare("h-dump's JSON is not an object")
+        dump = load_dump(args, options=("--json",))
         differences = Checker(dump, logs, args.program, args.ranks, args.precision).run()
     except CannotCompare as error:
         print(f"check_precision ({where}): cannot compare: {error}", file=sys.stderr)
