@@ -218,11 +218,90 @@ private:
 
 Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule);
 
+// Loops unrolled to let collectives meet stay below this many nodes.
+constexpr size_t kMaxUnrolledNodes = 4096;
+
+size_t nested_size(const Sequence& seq)
+{
+    size_t n = 0;
+    for (const auto& node : seq) n += 1 + (node.is_loop() ? nested_size(node.loop().body) : 0);
+    return n;
+}
+
+// One iteration's share of a loop's statistics: the copies together stand for what the loop did.
+void scale_counts(Sequence& seq, uint64_t iterations)
+{
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            scale_counts(node.loop().body, iterations);
+            continue;
+        }
+        TimeStats& t = node.event().compute;
+        t.count = std::max<uint64_t>(t.count / iterations, t.count > 0 ? 1 : 0);
+        t.m2 /= static_cast<double>(iterations);
+    }
+}
+
+// Unrolls every loop of `seq` not in `aligned` that holds a collective and has an exact count;
+// returns whether it unrolled any.
+bool unroll_unaligned_collective_loops(Sequence& seq, const std::vector<char>& aligned)
+{
+    Sequence out;
+    bool unrolled = false;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        Node& node = seq[i];
+        const bool candidate = !aligned[i] && node.is_loop() && node.loop().iterations.is_exact() &&
+                               contains_collective(node.loop().body) &&
+                               static_cast<size_t>(node.loop().iterations.exact()) * nested_size(node.loop().body) <=
+                                   kMaxUnrolledNodes;
+        if (!candidate) {
+            out.push_back(std::move(node));
+            continue;
+        }
+        const auto iterations = static_cast<uint64_t>(node.loop().iterations.exact());
+        Sequence body = std::move(node.loop().body);
+        scale_counts(body, std::max<uint64_t>(iterations, 1));
+        for (uint64_t k = 0; k < iterations; ++k) out.insert(out.end(), body.begin(), body.end());
+        unrolled = true;
+    }
+    seq = std::move(out);
+    return unrolled;
+}
+
+// Which nodes of one side the alignment pairs, and whether a collective is left over among the rest.
+std::vector<char> aligned_nodes(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first,
+                                bool& collective_left)
+{
+    std::vector<char> aligned(seq.size(), 0);
+    for (const auto& pair : pairs) aligned[first ? pair.first : pair.second] = 1;
+    collective_left = false;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        if (aligned[i]) continue;
+        const Node& node = seq[i];
+        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) collective_left = true;
+    }
+    return aligned;
+}
+
 // `weight_*`: how many times each side's sequence runs per rank (the product of the loops around it).
 Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule)
 {
     // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
-    const auto alignment = Aligner(rule).align(a, b);
+    auto alignment = Aligner(rule).align(a, b);
+    // Collectives must meet across ranks, or replay would split an instance among its members. When
+    // both sides keep some apart because one side folded them into a loop the other did not (ranks
+    // whose inner loops differ), unroll such loops and align again.
+    for (;;) {
+        bool left_a = false;
+        bool left_b = false;
+        const auto aligned_a = aligned_nodes(a, alignment.pairs, true, left_a);
+        const auto aligned_b = aligned_nodes(b, alignment.pairs, false, left_b);
+        if (!left_a || !left_b) break;
+        const bool unrolled_a = unroll_unaligned_collective_loops(a, aligned_a);
+        const bool unrolled_b = unroll_unaligned_collective_loops(b, aligned_b);
+        if (!unrolled_a && !unrolled_b) break;
+        alignment = Aligner(rule).align(a, b);
+    }
     Sequence out;
     out.reserve(a.size() + b.size() - alignment.pairs.size());
     size_t i = 0;

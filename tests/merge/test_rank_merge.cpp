@@ -137,6 +137,33 @@ TEST_CASE("collectives of the same communicator merge even from different call s
     CHECK(merged.back().event().op == Op::Bcast);
 }
 
+// Every collective event of a merged trace names both ranks, and each rank still makes its calls.
+void check_collectives_meet(const Sequence& merged, const std::string& rank0, const std::string& rank1)
+{
+    std::function<void(const Sequence&)> visit = [&](const Sequence& seq) {
+        for (const auto& n : seq) {
+            if (n.is_loop()) {
+                visit(n.loop().body);
+            } else if (n.event().op == Op::Bcast) {
+                CHECK(n.event().ranks.size() == 2);
+            }
+        }
+    };
+    visit(merged);
+    CHECK(calls_of(merged, 0, 2) == expanded(rank0));
+    CHECK(calls_of(merged, 1, 2) == expanded(rank1));
+}
+
+TEST_CASE("collectives meet when one rank folded them into a loop and the other could not")
+{
+    // Rank 0 iterates its inner loop alike in both timesteps and folds them into a loop; rank 1's
+    // inner counts differ, so its timesteps stay apart (a convergence loop).
+    const std::string rank0 = repeat(repeat("a", 39) + "B", 2);
+    const std::string rank1 = repeat("a", 38) + "B" + repeat("a", 40) + "B";
+    check_collectives_meet(merge_ranks(rank_trace(rank0, 0), rank_trace(rank1, 1)), rank0, rank1);
+    check_collectives_meet(merge_ranks(rank_trace(rank1, 1), rank_trace(rank0, 0)), rank0, rank1);
+}
+
 TEST_CASE("every rank's own order survives merging, for random similar ranks")
 {
     std::mt19937 rng(99);
