@@ -131,12 +131,13 @@ public:
         double weight = 0;
     };
 
-    Alignment align(const Sequence& a, const Sequence& b)
+    Alignment align(const Sequence& a, const Sequence& b) { return align(a, 0, a.size(), b, 0, b.size()); }
+
+    // Aligns a[i, end_a) with b[j, end_b).
+    Alignment align(const Sequence& a, size_t i, size_t end_a, const Sequence& b, size_t j, size_t end_b)
     {
         Alignment result;
-        size_t i = 0;
-        size_t j = 0;
-        while (i < a.size() && j < b.size()) {
+        while (i < end_a && j < end_b) {
             // Where both sides go on alike, align call by call (the common case of similar ranks
             // costs linear time); the table below is only for where they differ.
             if (same_call(a[i], b[j])) {
@@ -151,8 +152,8 @@ public:
             // d calls costs about d^2, not the window's size squared.
             bool found = false;
             for (size_t window = 8;; window *= 2) {
-                const size_t wa = std::min(a.size() - i, window);
-                const size_t wb = std::min(b.size() - j, window);
+                const size_t wa = std::min(end_a - i, window);
+                const size_t wb = std::min(end_b - j, window);
                 Alignment best = align_window(a, i, wa, b, j, wb);
                 if (!best.pairs.empty()) {
                     const auto first = best.pairs.front();
@@ -163,7 +164,7 @@ public:
                     found = true;
                     break;
                 }
-                const bool whole = i + wa == a.size() && j + wb == b.size();
+                const bool whole = i + wa == end_a && j + wb == end_b;
                 if (whole) break;
                 if (window >= kAlignWindow) {
                     // Nothing in common this far ahead: leave these calls unaligned.
@@ -283,11 +284,51 @@ std::vector<char> aligned_nodes(const Sequence& seq, const std::vector<std::pair
     return aligned;
 }
 
+std::vector<size_t> top_level_collectives(const Sequence& seq)
+{
+    std::vector<size_t> out;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        if (seq[i].is_event() && is_collective(seq[i].event())) out.push_back(i);
+    }
+    return out;
+}
+
+// Collectives are forced to meet: where both sides hold the same collectives at their top level, the
+// k-th of one aligns with the k-th of the other, and only the stretches between them are matched by
+// weight. (Weights alone may prefer a shifted pairing that lines up more point-to-point calls.)
+Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const MergeRule& rule)
+{
+    // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
+    Aligner aligner(rule);
+    const auto anchors_a = top_level_collectives(a);
+    const auto anchors_b = top_level_collectives(b);
+    bool anchored = !anchors_a.empty() && anchors_a.size() == anchors_b.size();
+    for (size_t k = 0; anchored && k < anchors_a.size(); ++k) {
+        anchored = aligner.weight(a[anchors_a[k]], b[anchors_b[k]]) > 0;
+    }
+    if (!anchored) return aligner.align(a, b);
+    Aligner::Alignment out;
+    size_t i = 0;
+    size_t j = 0;
+    for (size_t k = 0; k <= anchors_a.size(); ++k) {
+        const size_t end_a = k < anchors_a.size() ? anchors_a[k] : a.size();
+        const size_t end_b = k < anchors_b.size() ? anchors_b[k] : b.size();
+        const auto between = aligner.align(a, i, end_a, b, j, end_b);
+        out.pairs.insert(out.pairs.end(), between.pairs.begin(), between.pairs.end());
+        out.weight += between.weight;
+        if (k == anchors_a.size()) break;
+        out.pairs.emplace_back(end_a, end_b);
+        out.weight += aligner.weight(a[end_a], b[end_b]);
+        i = end_a + 1;
+        j = end_b + 1;
+    }
+    return out;
+}
+
 // `weight_*`: how many times each side's sequence runs per rank (the product of the loops around it).
 Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule)
 {
-    // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
-    auto alignment = Aligner(rule).align(a, b);
+    auto alignment = align_sequences(a, b, rule);
     // Collectives must meet across ranks, or replay would split an instance among its members. When
     // both sides keep some apart because one side folded them into a loop the other did not (ranks
     // whose inner loops differ), unroll such loops and align again.
@@ -300,7 +341,7 @@ Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weigh
         const bool unrolled_a = unroll_unaligned_collective_loops(a, aligned_a);
         const bool unrolled_b = unroll_unaligned_collective_loops(b, aligned_b);
         if (!unrolled_a && !unrolled_b) break;
-        alignment = Aligner(rule).align(a, b);
+        alignment = align_sequences(a, b, rule);
     }
     Sequence out;
     out.reserve(a.size() + b.size() - alignment.pairs.size());
