@@ -89,6 +89,8 @@ public:
     // Precondition: !empty().
     template <class Engine>
     std::int64_t sample(Engine& engine) const;
+    // The value a draw that picked bin `index` answers (see sample()). Precondition: index < bins().size().
+    std::int64_t bin_value(std::size_t index) const { return value_of(bins_[index]); }
 
     std::uint64_t count() const noexcept;
     bool empty() const noexcept { return bins_.empty(); }

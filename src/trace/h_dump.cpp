@@ -10,11 +10,12 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: h-dump [--json] [--calls] TRACE\n"
+    "usage: h-dump [--json] [--calls | --sequence] TRACE\n"
     "  (default)     the whole trace as text\n"
     "  --json        the whole trace as JSON\n"
     "  --calls       per MPI operation, the calls the trace stands for (all ranks, loops expanded)\n"
-    "  --calls --json  the same per rank, with bytes, peers and matched sources\n";
+    "  --calls --json  the same per rank, with bytes, peers and matched sources\n"
+    "  --sequence    each rank's calls in order, one per line (loops expanded)\n";
 
 }  // namespace
 
@@ -22,6 +23,7 @@ int main(int argc, char** argv)
 {
     bool json = false;
     bool calls = false;
+    bool sequence = false;
     std::string path;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
@@ -29,6 +31,8 @@ int main(int argc, char** argv)
             json = true;
         } else if (arg == "--calls") {
             calls = true;
+        } else if (arg == "--sequence") {
+            sequence = true;
         } else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             return 0;
@@ -53,7 +57,9 @@ int main(int argc, char** argv)
             return 1;
         }
         const htrace::Trace& trace = *result.trace;
-        if (calls) {
+        if (sequence) {
+            std::cout << htrace::render_sequence(trace);
+        } else if (calls) {
             std::cout << (json ? htrace::render_call_counts_json(trace) : htrace::render_call_counts(trace));
         } else {
             std::cout << (json ? htrace::render_json(trace) : htrace::render_text(trace));

@@ -282,7 +282,59 @@ std::string number(double x)
     return buf;
 }
 
+std::string_view kind_name(OperationKind kind)
+{
+    switch (kind) {
+    case OperationKind::init: return "init";
+    case OperationKind::finalize: return "finalize";
+    case OperationKind::send: return "send";
+    case OperationKind::recv: return "recv";
+    case OperationKind::sendrecv: return "sendrecv";
+    case OperationKind::probe: return "probe";
+    case OperationKind::completion: return "completion";
+    case OperationKind::collective: return "collective";
+    case OperationKind::comm_create: return "comm_create";
+    case OperationKind::comm_free: return "comm_free";
+    case OperationKind::opaque: return "opaque";
+    }
+    return "unknown";
+}
+
 }  // namespace
+
+std::string render_sequence(const Trace& trace)
+{
+    std::map<Rank, std::string> by_rank;
+    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms, double) {
+        std::string& out = by_rank[r];
+        out += std::to_string(r) + ' ' + std::string(kind_name(operation_kind(e.op))) + ' ' +
+               std::string(operation_name(e.op));
+        const Value* comm = e.find(Role::comm);
+        const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
+        for (const auto& p : e.params) {
+            if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key) continue;
+            out += ' ' + std::string(role_name(p.role)) + '=';
+            const auto value = p.value.value_for(r);
+            if (!value) {
+                out += render_value(p.value, p.role);
+            } else if (p.role == Role::comm) {
+                const auto* members = comms.members(r, *value);
+                std::vector<Rank> sorted = members ? *members : std::vector<Rank>{};
+                std::sort(sorted.begin(), sorted.end());
+                out += members ? RankList::from_sorted(sorted).to_string() : "unknown";
+            } else if (role_is_peer(p.role) || p.role == Role::root) {
+                out += peer_key(comms, r, comm_id, *value, p.role);
+            } else {
+                out += std::to_string(*value);
+            }
+        }
+        out += '\n';
+    });
+    walker.run();
+    std::string all;
+    for (const auto& [rank, text] : by_rank) all += text;
+    return all;
+}
 
 std::string render_call_counts(const Trace& trace)
 {

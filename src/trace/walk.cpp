@@ -29,11 +29,33 @@ std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int
     if (relative < 0) return std::nullopt;
     const auto* group = members(caller, comm);
     if (group == nullptr || group->empty()) return std::nullopt;
-    auto me = std::find(group->begin(), group->end(), caller);
-    if (me == group->end()) return std::nullopt;
+    const auto me = rank_in(caller, comm, caller);
+    if (!me) return std::nullopt;
     const auto size = static_cast<int64_t>(group->size());
-    const int64_t index = (static_cast<int64_t>(me - group->begin()) + relative) % size;
-    return (*group)[static_cast<size_t>(index)];
+    return (*group)[static_cast<size_t>((*me + relative) % size)];
+}
+
+std::optional<int32_t> CommunicatorTable::rank_in(Rank caller, int64_t comm, Rank member) const
+{
+    const auto* group = members(caller, comm);
+    if (group == nullptr) return std::nullopt;
+    // The world communicator lists every rank in order: no search on replay's hottest path.
+    if (comm == 0 && member >= 0 && static_cast<size_t>(member) < group->size()) return member;
+    auto found = std::find(group->begin(), group->end(), member);
+    if (found == group->end()) return std::nullopt;
+    return static_cast<int32_t>(found - group->begin());
+}
+
+std::optional<int64_t> CommunicatorTable::local_id(Rank rank, Rank other, int64_t other_comm) const
+{
+    if (other_comm == 0) return 0;
+    if (rank == other) return other_comm;
+    const auto* group = members(other, other_comm);
+    if (group == nullptr || rank < 0 || static_cast<size_t>(rank) >= by_rank_.size()) return std::nullopt;
+    for (const auto& [id, members] : by_rank_[static_cast<size_t>(rank)]) {
+        if (members.get() == group) return id;
+    }
+    return std::nullopt;
 }
 
 std::optional<Rank> CommunicatorTable::world_rank(Rank caller, int64_t comm, int64_t index) const
@@ -85,6 +107,11 @@ TraceWalker::TraceWalker(const Trace& trace, CallVisitor on_call)
 {
 }
 
+TraceWalker::TraceWalker(const Trace& trace, EventVisitor on_event, HistogramSampler& draws)
+    : trace_(trace), on_event_(std::move(on_event)), draws_(&draws), communicators_(trace.header.ranks)
+{
+}
+
 void TraceWalker::run()
 {
     std::vector<char> all(static_cast<size_t>(std::max(trace_.header.ranks, 0)), 1);
@@ -99,41 +126,121 @@ void TraceWalker::walk(const Sequence& seq, const std::vector<char>& active, dou
             continue;
         }
         const Loop& loop = node.loop();
-        if (loop.iterations.is_histogram()) {
+        if (loop.iterations.is_histogram() && draws_ == nullptr) {
             walk(loop.body, active, weight * loop.iterations.histogram().mean());
             continue;
         }
-        if (loop.iterations.is_exact()) {
-            for (int64_t i = 0; i < loop.iterations.exact(); ++i) walk(loop.body, active, weight);
+        if (loop.iterations.is_exact() || (loop.iterations.is_histogram() && needs_one_count(loop))) {
+            const int64_t count = loop.iterations.is_exact() ? loop.iterations.exact()
+                                                             : draws_->draw(loop.iterations.histogram());
+            for (int64_t i = 0; i < count; ++i) walk(loop.body, active, weight);
             continue;
         }
-        // Ranks that iterate different numbers of times walk the body together while each is
-        // still inside its own count.
-        int64_t most = 0;
-        for (const auto& entry : loop.iterations.per_rank()) most = std::max(most, entry.value);
-        for (int64_t i = 0; i < most; ++i) {
-            std::vector<char> still(active.size(), 0);
-            for (const auto& entry : loop.iterations.per_rank()) {
-                if (entry.value <= i) continue;
-                for (Rank r : entry.ranks.expand()) {
-                    if (static_cast<size_t>(r) < still.size()) still[static_cast<size_t>(r)] = active[static_cast<size_t>(r)];
+        std::vector<int64_t> counts(active.size(), 0);
+        if (loop.iterations.is_histogram()) {
+            for (Rank r : participants_of(loop)) {
+                if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) {
+                    counts[static_cast<size_t>(r)] = draws_->draw(loop.iterations.histogram());
                 }
             }
-            walk(loop.body, still, weight);
+        } else {
+            for (const auto& entry : loop.iterations.per_rank()) {
+                for (Rank r : entry.ranks.expand()) {
+                    if (static_cast<size_t>(r) < counts.size()) counts[static_cast<size_t>(r)] = entry.value;
+                }
+            }
+        }
+        walk_counts(loop.body, active, counts, weight);
+    }
+}
+
+void TraceWalker::walk_counts(const Sequence& body, const std::vector<char>& active, const std::vector<int64_t>& counts,
+                              double weight)
+{
+    int64_t most = 0;
+    for (size_t r = 0; r < active.size(); ++r) {
+        if (active[r]) most = std::max(most, counts[r]);
+    }
+    std::vector<char> still(active.size(), 0);
+    for (int64_t i = 0; i < most; ++i) {
+        for (size_t r = 0; r < active.size(); ++r) still[r] = active[r] && counts[r] > i ? 1 : 0;
+        walk(body, still, weight);
+    }
+}
+
+namespace {
+
+void collect_participants(const Sequence& seq, std::vector<Rank>& out)
+{
+    for (const auto& node : seq) {
+        if (node.is_loop()) {
+            collect_participants(node.loop().body, out);
+            continue;
+        }
+        const auto ranks = node.event().ranks.expand();
+        out.insert(out.end(), ranks.begin(), ranks.end());
+    }
+}
+
+bool meets_across_ranks(const Sequence& seq)
+{
+    for (const auto& node : seq) {
+        if (node.is_loop()) {
+            if (meets_across_ranks(node.loop().body)) return true;
+            continue;
+        }
+        const auto kind = operation_kind(node.event().op);
+        if (kind == OperationKind::collective || kind == OperationKind::comm_create ||
+            kind == OperationKind::comm_free) {
+            return true;
         }
     }
+    return false;
+}
+
+}  // namespace
+
+const std::vector<Rank>& TraceWalker::participants_of(const Loop& loop)
+{
+    auto [slot, inserted] = loop_participants_.try_emplace(&loop);
+    if (inserted) {
+        collect_participants(loop.body, slot->second);
+        std::sort(slot->second.begin(), slot->second.end());
+        slot->second.erase(std::unique(slot->second.begin(), slot->second.end()), slot->second.end());
+    }
+    return slot->second;
+}
+
+bool TraceWalker::needs_one_count(const Loop& loop)
+{
+    auto [slot, inserted] = loop_needs_one_count_.try_emplace(&loop, false);
+    if (inserted) slot->second = meets_across_ranks(loop.body);
+    return slot->second;
 }
 
 void TraceWalker::visit(const Event& event, const std::vector<char>& active, double weight)
 {
-    std::vector<Rank> participants;
-    for (Rank r : event.ranks.expand()) {
-        if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants.push_back(r);
+    participants_.clear();
+    for (const auto& run : event.ranks.runs()) {
+        if (run.dims.size() == 1 && run.dims[0].count > 0) {  // the common case, without expand()'s allocation
+            for (int32_t i = 0; i < run.dims[0].count; ++i) {
+                const Rank r = run.start + i * run.dims[0].stride;
+                if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants_.push_back(r);
+            }
+            continue;
+        }
+        for (Rank r : RankList::from_runs({run}).expand()) {
+            if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants_.push_back(r);
+        }
     }
-    for (Rank r : participants) on_call_(event, r, communicators_, weight);
+    std::sort(participants_.begin(), participants_.end());
     const auto kind = operation_kind(event.op);
-    if (kind == OperationKind::comm_create) communicators_.create(event, participants);
-    if (kind == OperationKind::comm_free) communicators_.free(event, participants);
+    if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
+    if (on_event_) on_event_(event, participants_, communicators_);
+    if (on_call_) {
+        for (Rank r : participants_) on_call_(event, r, communicators_, weight);
+    }
+    if (kind == OperationKind::comm_free) communicators_.free(event, participants_);
 }
 
 }  // namespace htrace

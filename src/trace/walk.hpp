@@ -5,6 +5,8 @@
 
 #include "trace/event.hpp"
 
+#include "histogram/sampler.hpp"
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,6 +29,10 @@ public:
     std::optional<Rank> world_peer(Rank caller, int64_t comm, int64_t relative) const;
     // The world rank of rank `index` of `comm`, as seen by `caller` (roots are stored that way).
     std::optional<Rank> world_rank(Rank caller, int64_t comm, int64_t index) const;
+    // The rank of world rank `member` in `comm` as seen by `caller`; nullopt if not a member.
+    std::optional<int32_t> rank_in(Rank caller, int64_t comm, Rank member) const;
+    // Ids are per process: the id under which `rank` knows the communicator `other` calls `other_comm`.
+    std::optional<int64_t> local_id(Rank rank, Rank other, int64_t other_comm) const;
 
     // One instance of a creation event: every participant's color and key are known.
     void create(const Event& creation, const std::vector<Rank>& participants);
@@ -43,19 +49,36 @@ public:
     // calls the visit stands for. That is 1 except inside a loop whose count is a histogram: its
     // body is visited once, standing for the expected number of iterations.
     using CallVisitor = std::function<void(const Event&, Rank, const CommunicatorTable&, double weight)>;
+    // `on_event` sees each instance of an event once, with its participants (ascending world ranks).
+    // The table already knows a communicator the event creates, and still knows one it frees.
+    using EventVisitor =
+        std::function<void(const Event&, const std::vector<Rank>& participants, const CommunicatorTable&)>;
 
     TraceWalker(const Trace& trace, CallVisitor on_call);
+    // Replay's walk: a loop whose count is a histogram draws its count from `draws` when an instance
+    // of it starts. A loop that holds collectives (or communicator changes) runs one count for all
+    // its participants, as their instances must meet; any other draws one count per participant, in
+    // rank order, so that ranks iterate as differently as they did when traced.
+    TraceWalker(const Trace& trace, EventVisitor on_event, HistogramSampler& draws);
     void run();
 
 private:
     void walk(const Sequence& seq, const std::vector<char>& active, double weight);
+    // Walks `body` while each active rank is still within its own count.
+    void walk_counts(const Sequence& body, const std::vector<char>& active, const std::vector<int64_t>& counts,
+                     double weight);
     void visit(const Event& event, const std::vector<char>& active, double weight);
+    const std::vector<Rank>& participants_of(const Loop& loop);
+    bool needs_one_count(const Loop& loop);
 
     const Trace& trace_;
     CallVisitor on_call_;
+    EventVisitor on_event_;
+    HistogramSampler* draws_ = nullptr;
+    std::map<const Loop*, std::vector<Rank>> loop_participants_;
+    std::map<const Loop*, bool> loop_needs_one_count_;
     CommunicatorTable communicators_;
+    std::vector<Rank> participants_;
 };
-
-
 
 }  // namespace htrace

@@ -2,7 +2,7 @@
 """One MPI end-to-end test case: run a program without and with the tracer, and check the trace.
 
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
-                  [--mpirun PATH] [--timeout SECONDS] [--keep] -- PROGRAM ARGS...
+                  [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep] -- PROGRAM ARGS...
 
 1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
@@ -12,6 +12,9 @@
 3. Requires the same exit status and the same stdout (the tracer must not change what the program
    sees or prints), and a trace file.
 4. Runs check_calls.py (next to this script): the trace must hold exactly the calls the program logged.
+5. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
+   check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
+   says; below, it must send as many messages as the program and nearly as many bytes.
 
 Every mpirun has a time limit; running into it is a failure. Exit status 0 passes, 1 fails, 77 skips
 (no mpirun here), as Meson reads them. The scratch directory is removed after a pass and kept after a
@@ -56,6 +59,7 @@ def parse_arguments(argv):
     parser.add_argument("--precision", required=True, type=int, help="MERGE_PRECISION (0..100)")
     parser.add_argument("--linked", action="store_true", help="PROGRAM is linked with -lhtrace: no launcher")
     parser.add_argument("--reference", help="the untraced twin of a --linked PROGRAM, for the untraced run")
+    parser.add_argument("--h-replay", help="also replay the trace with this h-replay and check the replay")
     parser.add_argument("--mpirun", help="mpirun to use (default: mpirun or mpiexec from PATH)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each mpirun may take (default 120)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
@@ -143,6 +147,27 @@ def run_case(args, mpirun, scratch):
         print(f"$ {shlex.join(check)}", flush=True)
         if subprocess.run(check, timeout=300).returncode != 0:
             raise TestFailure("the merged trace does not hold what the program did (see above)")
+    if args.h_replay:
+        check_replay(args, prefix, scratch, trace, log_dir)
+
+
+def check_replay(args, prefix, scratch, trace, log_dir):
+    """Replays `trace` under the tracer, lossless, and checks the replay (check_replay.py)."""
+    replayed = scratch / "replayed.h"
+    report = scratch / "replay.json"
+    command = prefix + [os.path.abspath(args.h_trace), os.path.abspath(args.h_replay), "--report-json", str(report),
+                        str(trace)]
+    status, stdout, stderr = run(command, {"HTRACE_FILE": str(replayed), "MERGE_PRECISION": "100"}, scratch,
+                                 args.timeout)
+    print(stderr, end="")
+    if status != 0 or not replayed.is_file() or not report.is_file():
+        raise TestFailure(f"the replay failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
+    check = [sys.executable, str(pathlib.Path(__file__).resolve().with_name("check_replay.py")), "--h-dump",
+             os.path.abspath(args.h_dump), "--original", str(trace), "--replayed", str(replayed), "--report",
+             str(report), "--precision", str(args.precision), "--log-dir", str(log_dir), "--ranks", str(args.np)]
+    print(f"$ {shlex.join(check)}", flush=True)
+    if subprocess.run(check, timeout=300).returncode != 0:
+        raise TestFailure("the replay does not re-enact the program's communication (see above)")
 
 
 def main():

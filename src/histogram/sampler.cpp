@@ -1,0 +1,42 @@
+#include "histogram/sampler.hpp"
+
+#include <boost/random/uniform_int_distribution.hpp>
+
+namespace htrace {
+
+HistogramSampler::Round& HistogramSampler::round_of(const Histogram& histogram)
+{
+    auto known = known_.find(&histogram);
+    if (known != known_.end()) return *known->second;
+    std::vector<std::int64_t> key;
+    for (const auto& bin : histogram.bins()) {
+        key.push_back(static_cast<std::int64_t>(bin.count));
+        key.push_back(bin.min);
+        key.push_back(bin.max);
+    }
+    Round& round = rounds_[key];
+    known_.emplace(&histogram, &round);
+    return round;
+}
+
+std::int64_t HistogramSampler::draw(const Histogram& histogram)
+{
+    Round& round = round_of(histogram);
+    if (round.total == 0) {
+        round.left.clear();
+        for (const auto& bin : histogram.bins()) {
+            round.left.push_back(bin.count);
+            round.total += bin.count;
+        }
+        if (round.total == 0) return 0;
+    }
+    boost::random::uniform_int_distribution<std::uint64_t> position_of(0, round.total - 1);
+    std::uint64_t position = position_of(engine_);
+    std::size_t bin = 0;
+    while (position >= round.left[bin]) position -= round.left[bin++];
+    --round.left[bin];
+    --round.total;
+    return histogram.bin_value(bin);
+}
+
+}  // namespace htrace

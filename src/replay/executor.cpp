@@ -1,0 +1,257 @@
+#include "replay/executor.hpp"
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace htrace::replay {
+namespace {
+
+int as_count(int64_t bytes)
+{
+    if (bytes > INT_MAX) {
+        throw std::runtime_error("a message of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
+    }
+    return static_cast<int>(std::max<int64_t>(0, bytes));
+}
+
+// Computation is re-enacted by spinning, not sleeping: the application kept its core busy too, and a
+// sleep's wake-up latency would dwarf the microsecond gaps between calls.
+void spin(double seconds)
+{
+    using Clock = std::chrono::steady_clock;
+    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < until) {
+    }
+}
+
+int64_t sum(const std::vector<int64_t>& values) { return std::accumulate(values.begin(), values.end(), int64_t{0}); }
+
+}  // namespace
+
+char* Executor::Scratch::at_least(int64_t bytes)
+{
+    if (bytes > size_ || !current_) {
+        if (current_) retired_.push_back(std::move(current_));
+        size_ = std::max<int64_t>({bytes, 2 * size_, 4096});
+        current_ = std::make_unique<char[]>(static_cast<size_t>(size_));
+        std::memset(current_.get(), 0, static_cast<size_t>(size_));
+    }
+    return current_.get();
+}
+
+Executor::Executor() : totals_(static_cast<size_t>(Op::first_opaque))
+{
+    comms_[0] = MPI_COMM_WORLD;
+    comms_[1] = MPI_COMM_SELF;
+}
+
+Executor::~Executor()
+{
+    for (auto& [id, comm] : comms_) {
+        if (id > 1 && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+    }
+}
+
+MPI_Comm Executor::comm(int64_t id) const
+{
+    auto found = comms_.find(id);
+    if (found == comms_.end()) throw std::runtime_error("schedule uses unknown communicator " + std::to_string(id));
+    return found->second;
+}
+
+MPI_Request* Executor::new_request(RequestId id) { return &requests_[id]; }
+
+void Executor::count(Op op, int64_t bytes)
+{
+    auto& t = totals_[static_cast<size_t>(op)];
+    ++t.calls;
+    t.bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes));
+}
+
+void Executor::issue(const ScheduledCall& call)
+{
+    switch (call.kind) {
+    case CallKind::compute:
+        spin(call.seconds);
+        compute_seconds_ += call.seconds;
+        return;
+    case CallKind::send: {
+        const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
+        char* buffer = send_.at_least(call.bytes);
+        const int n = as_count(call.bytes);
+        const int tag = static_cast<int>(call.tag);
+        switch (call.op) {
+        case Op::Send: MPI_Send(buffer, n, MPI_BYTE, peer, tag, comm(call.comm)); break;
+        case Op::Ssend: MPI_Ssend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm)); break;
+        case Op::Issend: MPI_Issend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request)); break;
+        default: MPI_Isend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request)); break;
+        }
+        count(call.op, call.bytes);
+        return;
+    }
+    case CallKind::post_receive:
+        MPI_Irecv(receive_.at_least(call.bytes), as_count(call.bytes), MPI_BYTE, call.peer_in_comm,
+                  static_cast<int>(call.tag), comm(call.comm), new_request(call.request));
+        count(Op::Irecv, call.bytes);
+        return;
+    case CallKind::complete:
+        waiting_.clear();
+        for (RequestId id : call.requests) {
+            auto found = requests_.find(id);
+            if (found == requests_.end()) continue;
+            waiting_.push_back(found->second);
+            requests_.erase(found);
+        }
+        MPI_Waitall(static_cast<int>(waiting_.size()), waiting_.data(), MPI_STATUSES_IGNORE);
+        count(Op::Waitall, 0);
+        return;
+    case CallKind::collective:
+        collective(call);
+        return;
+    case CallKind::create_comm:
+        create(call);
+        return;
+    case CallKind::free_comm: {
+        auto found = comms_.find(call.comm);
+        if (found == comms_.end() || call.comm <= 1) return;
+        MPI_Comm_free(&found->second);
+        comms_.erase(found);
+        count(Op::Comm_free, 0);
+        return;
+    }
+    }
+}
+
+// Any communicator the trace shows being made, whatever call made it (split, dup, topologies,
+// intercommunicator merges), is one group of world ranks: MPI_Comm_create_group makes it with only
+// its members taking part.
+void Executor::create(const ScheduledCall& call)
+{
+    MPI_Group world = MPI_GROUP_NULL;
+    MPI_Group group = MPI_GROUP_NULL;
+    PMPI_Comm_group(MPI_COMM_WORLD, &world);
+    std::vector<int> ranks(call.members.begin(), call.members.end());
+    PMPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &group);
+    MPI_Comm made = MPI_COMM_NULL;
+    MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, &made);
+    PMPI_Group_free(&group);
+    PMPI_Group_free(&world);
+    auto [slot, inserted] = comms_.emplace(call.new_comm, made);
+    if (!inserted) {
+        if (slot->second != MPI_COMM_NULL && slot->first > 1) MPI_Comm_free(&slot->second);
+        slot->second = made;
+    }
+    count(Op::Comm_create_group, 0);
+}
+
+void Executor::collective(const ScheduledCall& call)
+{
+    const MPI_Comm c = comm(call.comm);
+    int size = 1;
+    PMPI_Comm_size(c, &size);
+    const int bytes = as_count(call.bytes);
+    const int recv_bytes = as_count(call.recv_bytes);
+    const int root = call.root;
+    MPI_Request* request = call.request != 0 ? new_request(call.request) : nullptr;
+    auto to_ints = [](const std::vector<int64_t>& from, std::vector<int>& counts, std::vector<int>& displacements) {
+        counts.resize(from.size());
+        displacements.resize(from.size());
+        int offset = 0;
+        for (size_t i = 0; i < from.size(); ++i) {
+            counts[i] = as_count(from[i]);
+            displacements[i] = offset;
+            offset += counts[i];
+        }
+    };
+    to_ints(call.send_counts, counts_, displacements_);
+    to_ints(call.recv_counts, recv_counts_, recv_displacements_);
+    char* send = send_.at_least(std::max<int64_t>({call.bytes, sum(call.send_counts), int64_t(size) * call.bytes,
+                                                   int64_t(size) * call.recv_bytes}));
+    char* recv = receive_.at_least(std::max<int64_t>({call.recv_bytes, call.bytes, sum(call.recv_counts),
+                                                      int64_t(size) * call.recv_bytes, int64_t(size) * call.bytes}));
+    const void* in = call.in_place ? MPI_IN_PLACE : send;
+    types_.assign(static_cast<size_t>(size), MPI_BYTE);
+
+    switch (call.op) {
+    case Op::Barrier: MPI_Barrier(c); break;
+    case Op::Ibarrier: MPI_Ibarrier(c, request); break;
+    case Op::Bcast: MPI_Bcast(send, bytes, MPI_BYTE, root, c); break;
+    case Op::Ibcast: MPI_Ibcast(send, bytes, MPI_BYTE, root, c, request); break;
+    case Op::Reduce: MPI_Reduce(send, recv, bytes, MPI_BYTE, MPI_BOR, root, c); break;
+    case Op::Ireduce: MPI_Ireduce(send, recv, bytes, MPI_BYTE, MPI_BOR, root, c, request); break;
+    case Op::Allreduce: MPI_Allreduce(send, recv, bytes, MPI_BYTE, MPI_BOR, c); break;
+    case Op::Iallreduce: MPI_Iallreduce(send, recv, bytes, MPI_BYTE, MPI_BOR, c, request); break;
+    case Op::Scan: MPI_Scan(send, recv, bytes, MPI_BYTE, MPI_BOR, c); break;
+    case Op::Iscan: MPI_Iscan(send, recv, bytes, MPI_BYTE, MPI_BOR, c, request); break;
+    case Op::Exscan: MPI_Exscan(send, recv, bytes, MPI_BYTE, MPI_BOR, c); break;
+    case Op::Iexscan: MPI_Iexscan(send, recv, bytes, MPI_BYTE, MPI_BOR, c, request); break;
+    case Op::Gather: MPI_Gather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c); break;
+    case Op::Igather: MPI_Igather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c, request); break;
+    case Op::Scatter: MPI_Scatter(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c); break;
+    case Op::Iscatter: MPI_Iscatter(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c, request); break;
+    case Op::Allgather: MPI_Allgather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c); break;
+    case Op::Iallgather: MPI_Iallgather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c, request); break;
+    case Op::Alltoall: MPI_Alltoall(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c); break;
+    case Op::Ialltoall: MPI_Ialltoall(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c, request); break;
+    case Op::Gatherv:
+        MPI_Gatherv(in, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(), MPI_BYTE, root, c);
+        break;
+    case Op::Igatherv:
+        MPI_Igatherv(in, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(), MPI_BYTE, root, c,
+                     request);
+        break;
+    case Op::Scatterv:
+        MPI_Scatterv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c);
+        break;
+    case Op::Iscatterv:
+        MPI_Iscatterv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c,
+                      request);
+        break;
+    case Op::Allgatherv:
+        MPI_Allgatherv(in, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(), MPI_BYTE, c);
+        break;
+    case Op::Iallgatherv:
+        MPI_Iallgatherv(in, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(), MPI_BYTE, c,
+                        request);
+        break;
+    case Op::Alltoallv:
+        MPI_Alltoallv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
+                      recv_displacements_.data(), MPI_BYTE, c);
+        break;
+    case Op::Ialltoallv:
+        MPI_Ialltoallv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
+                       recv_displacements_.data(), MPI_BYTE, c, request);
+        break;
+    case Op::Alltoallw:
+    case Op::Ialltoallw: {
+        // Alltoallw's displacements are in bytes, which MPI_BYTE makes the same as Alltoallv's.
+        if (call.op == Op::Alltoallw) {
+            MPI_Alltoallw(send, counts_.data(), displacements_.data(), types_.data(), recv, recv_counts_.data(),
+                          recv_displacements_.data(), types_.data(), c);
+        } else {
+            MPI_Ialltoallw(send, counts_.data(), displacements_.data(), types_.data(), recv, recv_counts_.data(),
+                           recv_displacements_.data(), types_.data(), c, request);
+        }
+        break;
+    }
+    case Op::Reduce_scatter:
+        MPI_Reduce_scatter(send, recv, recv_counts_.data(), MPI_BYTE, MPI_BOR, c);
+        break;
+    case Op::Ireduce_scatter:
+        MPI_Ireduce_scatter(send, recv, recv_counts_.data(), MPI_BYTE, MPI_BOR, c, request);
+        break;
+    case Op::Reduce_scatter_block: MPI_Reduce_scatter_block(send, recv, recv_bytes, MPI_BYTE, MPI_BOR, c); break;
+    case Op::Ireduce_scatter_block:
+        MPI_Ireduce_scatter_block(send, recv, recv_bytes, MPI_BYTE, MPI_BOR, c, request);
+        break;
+    default:
+        throw std::runtime_error("no replay for collective " + std::string(operation_name(call.op)));
+    }
+    count(call.op, call.bytes);
+}
+
+}  // namespace htrace::replay

@@ -1,0 +1,66 @@
+#pragma once
+// Issues a schedule (replay/schedule.hpp) as real MPI calls, with MPI_BYTE buffers of the scheduled
+// sizes, and counts what it issued per operation.
+
+#include "replay/schedule.hpp"
+
+#include <mpi.h>
+
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace htrace::replay {
+
+struct IssuedTotals {
+    uint64_t calls = 0;
+    uint64_t bytes = 0;  // sends and collectives: the send side; receives: what they receive
+};
+
+class Executor {
+public:
+    Executor();
+    ~Executor();
+    Executor(const Executor&) = delete;
+    Executor& operator=(const Executor&) = delete;
+
+    void issue(const ScheduledCall& call);
+
+    // Indexed by Op (modelled operations only).
+    const std::vector<IssuedTotals>& totals() const { return totals_; }
+    double compute_seconds() const { return compute_seconds_; }
+
+private:
+    // Scratch memory: contents do not matter, only sizes. A buffer that grows keeps its old block
+    // alive, because pending operations may still point into it.
+    class Scratch {
+    public:
+        char* at_least(int64_t bytes);
+
+    private:
+        std::unique_ptr<char[]> current_;
+        int64_t size_ = 0;
+        std::vector<std::unique_ptr<char[]>> retired_;
+    };
+
+    void collective(const ScheduledCall& call);
+    void create(const ScheduledCall& call);
+    MPI_Comm comm(int64_t id) const;
+    MPI_Request* new_request(RequestId id);
+    void count(Op op, int64_t bytes);
+
+    std::unordered_map<int64_t, MPI_Comm> comms_;
+    std::unordered_map<RequestId, MPI_Request> requests_;
+    std::vector<MPI_Request> waiting_;
+    Scratch send_;
+    Scratch receive_;
+    std::vector<int> counts_;
+    std::vector<int> displacements_;
+    std::vector<int> recv_counts_;
+    std::vector<int> recv_displacements_;
+    std::vector<MPI_Datatype> types_;
+    std::vector<IssuedTotals> totals_;
+    double compute_seconds_ = 0;
+};
+
+}  // namespace htrace::replay

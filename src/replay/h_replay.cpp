@@ -1,0 +1,262 @@
+// h-replay: re-enacts a trace as an MPI job. Every rank reads the whole trace and issues its own
+// schedule (replay/schedule.hpp); rank 0 reports replay time against traced time.
+//
+// Its own coordination (agreeing on errors, timing, the report) goes through PMPI_ entry points:
+// h-trace on h-replay then sees only the replayed communication, which is how tests check it.
+#include "replay/executor.hpp"
+#include "replay/schedule.hpp"
+#include "trace/trace_file.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using namespace htrace;
+
+constexpr const char* kUsage =
+    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--report-json FILE] [TRACE]\n"
+    "  TRACE             the trace to replay (default trace.h); N must be its rank count\n"
+    "  --seed N          draw histogram values from seed N instead of the one the trace holds\n"
+    "  --no-compute      skip the recorded computation between calls: communication only\n"
+    "  --report-json F   write replay time, traced time and calls and bytes per operation to F\n";
+
+struct Options {
+    std::string trace = "trace.h";
+    std::optional<uint64_t> seed;
+    bool compute = true;
+    std::string report_json;
+    bool help = false;
+};
+
+// Returns an error message, empty on success.
+std::string parse_options(int argc, char** argv, Options& options)
+{
+    bool trace_given = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        auto next = [&](std::string_view name, std::string& out) -> std::string {
+            if (i + 1 >= argc) return std::string(name) + " needs a value";
+            out = argv[++i];
+            return {};
+        };
+        std::string text;
+        if (arg == "-h" || arg == "--help") {
+            options.help = true;
+        } else if (arg == "--no-compute") {
+            options.compute = false;
+        } else if (arg == "--seed") {
+            if (auto error = next(arg, text); !error.empty()) return error;
+            uint64_t seed = 0;
+            auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seed);
+            if (ec != std::errc() || end != text.data() + text.size()) return "--seed: not a number: " + text;
+            options.seed = seed;
+        } else if (arg == "--report-json") {
+            if (auto error = next(arg, options.report_json); !error.empty()) return error;
+        } else if (!arg.empty() && arg[0] == '-') {
+            return "unknown option " + std::string(arg);
+        } else if (trace_given) {
+            return "more than one trace given";
+        } else {
+            options.trace = arg;
+            trace_given = true;
+        }
+    }
+    return {};
+}
+
+// Every rank checks its own input; the lowest rank with a problem says what it is, and every rank
+// learns that the job must stop, so none is left waiting in a collective.
+bool all_ranks_ok(const std::string& error, int rank, int size)
+{
+    int first_failing = error.empty() ? size : rank;
+    PMPI_Allreduce(MPI_IN_PLACE, &first_failing, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first_failing == size) return true;
+    if (rank == first_failing) {
+        std::fprintf(stderr, "h-replay: %s\n", error.c_str());
+        std::fflush(stderr);
+    }
+    return false;
+}
+
+std::string json_string(std::string_view text)
+{
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            out += buf;
+            continue;
+        }
+        out += c;
+    }
+    return out + "\"";
+}
+
+struct Report {
+    int ranks = 0;
+    uint64_t seed = 0;
+    bool compute = true;
+    double replay_seconds = 0;
+    double traced_seconds = 0;
+    double compute_seconds = 0;  // all ranks together
+    std::vector<uint64_t> calls;  // per Op
+    std::vector<uint64_t> bytes;
+    std::vector<uint64_t> not_replayed;
+    uint64_t by_name_only = 0;
+
+    double relative_difference() const
+    {
+        return traced_seconds > 0 ? (replay_seconds - traced_seconds) / traced_seconds : 0.0;
+    }
+
+    std::string json() const
+    {
+        std::ostringstream out;
+        out.precision(9);
+        out << "{\n  \"ranks\": " << ranks << ",\n  \"seed\": " << seed
+            << ",\n  \"compute\": " << (compute ? "true" : "false") << ",\n  \"replay_seconds\": " << replay_seconds
+            << ",\n  \"traced_seconds\": " << traced_seconds
+            << ",\n  \"relative_difference\": " << relative_difference()
+            << ",\n  \"compute_seconds\": " << compute_seconds << ",\n  \"operations\": {";
+        const char* separator = "\n    ";
+        for (size_t op = 0; op < calls.size(); ++op) {
+            if (calls[op] == 0) continue;
+            out << separator << json_string(operation_name(static_cast<Op>(op))) << ": {\"calls\": " << calls[op]
+                << ", \"bytes\": " << bytes[op] << "}";
+            separator = ",\n    ";
+        }
+        out << "\n  },\n  \"not_replayed\": {";
+        separator = "\n    ";
+        for (size_t op = 0; op < not_replayed.size(); ++op) {
+            if (not_replayed[op] == 0) continue;
+            out << separator << json_string(operation_name(static_cast<Op>(op))) << ": " << not_replayed[op];
+            separator = ",\n    ";
+        }
+        out << "\n  },\n  \"by_name_only\": " << by_name_only << "\n}\n";
+        return out.str();
+    }
+};
+
+int run(int argc, char** argv, int rank, int size)
+{
+    Options options;
+    const std::string usage_error = parse_options(argc, argv, options);
+    if (options.help) {
+        if (rank == 0) std::fputs(kUsage, stdout);
+        return 0;
+    }
+    if (!all_ranks_ok(usage_error.empty() ? "" : usage_error + "\n" + kUsage, rank, size)) return 2;
+
+    DecodeResult read = read_trace_file(options.trace);
+    std::string error;
+    if (!read.trace) {
+        error = options.trace + ": " + read.error;
+    } else if (read.trace->header.ranks != size) {
+        error = options.trace + ": recorded with " + std::to_string(read.trace->header.ranks) +
+                " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
+                std::to_string(read.trace->header.ranks) + ")";
+    }
+    if (!all_ranks_ok(error, rank, size)) return 1;
+    const Trace& trace = *read.trace;
+    const uint64_t seed = options.seed.value_or(trace.header.seed);
+
+    replay::Executor executor;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    const double start = MPI_Wtime();
+    const replay::ScheduleSummary summary = replay::generate_schedule(
+        trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); }, options.compute);
+    double seconds = MPI_Wtime() - start;
+
+    const size_t ops = static_cast<size_t>(Op::first_opaque);
+    std::vector<uint64_t> local(3 * ops + 1, 0);
+    for (size_t op = 0; op < ops; ++op) {
+        local[op] = executor.totals()[op].calls;
+        local[ops + op] = executor.totals()[op].bytes;
+    }
+    for (const auto& [name, count] : summary.not_replayed) {
+        const auto op = static_cast<size_t>(operation_by_name(name));
+        if (op < ops) local[2 * ops + op] += count;
+    }
+    local[3 * ops] = summary.by_name_only;
+    std::vector<uint64_t> total(local.size(), 0);
+    PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+    double slowest = 0;
+    PMPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double compute = executor.compute_seconds();
+    double compute_total = 0;
+    PMPI_Reduce(&compute, &compute_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+
+    int status = 0;
+    if (rank == 0) {
+        Report report;
+        report.ranks = size;
+        report.seed = seed;
+        report.compute = options.compute;
+        report.replay_seconds = slowest;
+        report.traced_seconds = trace.header.traced_seconds;
+        report.compute_seconds = compute_total;
+        report.calls.assign(total.begin(), total.begin() + static_cast<long>(ops));
+        report.bytes.assign(total.begin() + static_cast<long>(ops), total.begin() + static_cast<long>(2 * ops));
+        report.not_replayed.assign(total.begin() + static_cast<long>(2 * ops), total.begin() + static_cast<long>(3 * ops));
+        report.by_name_only = total[3 * ops];
+        std::fprintf(stderr, "h-replay: replay %.6f s, traced %.6f s, difference %+.1f%%%s\n", report.replay_seconds,
+                     report.traced_seconds, 100.0 * report.relative_difference(),
+                     options.compute ? "" : " (--no-compute)");
+        uint64_t skipped = 0;
+        std::string names;
+        for (size_t op = 0; op < ops; ++op) {
+            if (report.not_replayed[op] == 0) continue;
+            skipped += report.not_replayed[op];
+            names += " " + std::string(operation_name(static_cast<Op>(op))) + " " +
+                     std::to_string(report.not_replayed[op]);
+        }
+        if (skipped > 0) {
+            std::fprintf(stderr, "h-replay: %llu calls not replayed (no topology or unknown communicator):%s\n",
+                         static_cast<unsigned long long>(skipped), names.c_str());
+        }
+        if (!options.report_json.empty()) {
+            std::ofstream file(options.report_json);
+            file << report.json();
+            if (!file) {
+                std::fprintf(stderr, "h-replay: cannot write %s\n", options.report_json.c_str());
+                status = 1;
+            }
+        }
+    }
+    PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank = 0;
+    int size = 1;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &size);
+    int status = 1;
+    try {
+        status = run(argc, argv, rank, size);
+    } catch (const std::exception& e) {
+        // Only a broken schedule gets here, on some ranks: the others may wait for it, so stop the job.
+        std::fprintf(stderr, "h-replay: rank %d: %s\n", rank, e.what());
+        std::fflush(stderr);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    MPI_Finalize();
+    return status;
+}

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Checks a replay against what the traced program did.
+
+    check_replay.py --h-dump PATH --original TRACE --replayed TRACE --report REPORT.json
+                    --precision P [--log-dir DIR --ranks N]
+
+REPLAYED is the trace h-trace took of `h-replay ORIGINAL` (h-replay's own coordination goes through
+PMPI and is not in it); REPORT is h-replay's --report-json.
+
+At precision 100 the replay must be exact: per rank, the same sends (peer, tag, bytes, in order; the
+send half of a Sendrecv counts as a send, as replay issues it as one) and the same collectives
+(operation, communicator members, root, bytes, in order) as the original trace, both as
+`h-dump --sequence` prints them. Calls the replay reports as not replayed must be of the kinds it
+cannot replay (neighbour collectives: the trace has no topology) and are left out of the comparison.
+
+Below precision 100 values were drawn from histograms: their total bytes must be within 5% of the
+program's (logged in DIR). At precision 0 the number of messages must equal the program's: every
+loop and value merged into one histogram per call site, which replay visits as often as the program
+did and draws without replacement. In between, a loop count merged from some iterations but not
+others can be met more or fewer times than it counted, so messages need only be within 1%.
+
+Exit status: 0 when the replay passes, 1 when it does not, 2 when the comparison cannot be made.
+"""
+
+import argparse
+import collections
+import json
+import pathlib
+import subprocess
+import sys
+
+# What replay cannot re-enact from a trace, and says so in its report.
+NOT_REPLAYABLE = {f"MPI_{prefix}eighbor_{name}" for prefix in ("N", "In")
+                  for name in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw")}
+SEND_FUNCTIONS = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend",
+                  "MPI_Irsend"}
+BYTES_TOLERANCE = 0.05
+MESSAGES_TOLERANCE_BETWEEN = 0.01  # for 0 < precision < 100
+MAX_DIFFERENCES_SHOWN = 20
+
+
+class CannotCompare(Exception):
+    pass
+
+
+def sequence(h_dump, trace):
+    """{rank: [(kind, operation, {role: value})]} from `h-dump --sequence TRACE`."""
+    result = subprocess.run([h_dump, "--sequence", str(trace)], capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        raise CannotCompare(f"h-dump --sequence {trace} failed: {result.stderr.strip()}")
+    calls = collections.defaultdict(list)
+    for line in result.stdout.splitlines():
+        rank, kind, operation, *params = line.split()
+        calls[int(rank)].append((kind, operation, dict(param.split("=", 1) for param in params)))
+    return calls
+
+
+def communication(calls, left_out):
+    """The sends and collectives of one rank's calls, as comparable tuples."""
+    out = []
+    for kind, operation, params in calls:
+        if operation in left_out:
+            continue
+        if kind in ("send", "sendrecv"):
+            out.append(("send", params.get("peer"), params.get("tag"), params.get("bytes")))
+        elif kind == "collective":
+            out.append((operation, params.get("comm"), params.get("root"), params.get("bytes"),
+                        params.get("recv_bytes")))
+    return out
+
+
+def check_exact(original, replayed, left_out):
+    differences = []
+    for rank in sorted(set(original) | set(replayed)):
+        want = communication(original.get(rank, []), left_out)
+        got = communication(replayed.get(rank, []), left_out)
+        if want == got:
+            continue
+        at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        differences.append(f"rank {rank}: {len(want)} sends and collectives in the trace, {len(got)} replayed; "
+                           f"first difference at #{at}: trace {want[at] if at < len(want) else 'nothing'}, "
+                           f"replay {got[at] if at < len(got) else 'nothing'}")
+    return differences
+
+
+def logged_sends(log_dir, ranks):
+    """(messages, bytes) the program logged sending."""
+    messages = total = 0
+    for rank in range(ranks):
+        path = pathlib.Path(log_dir) / f"rank.{rank}"
+        if not path.is_file():
+            raise CannotCompare(f"rank {rank} wrote no program log ({path} is missing)")
+        for line in path.read_text().splitlines():
+            function, byte_text, *_ = line.split()
+            if function in SEND_FUNCTIONS:
+                messages += 1
+                total += int(byte_text)
+    return messages, total
+
+
+def check_volume(log_dir, ranks, replayed, precision):
+    want_messages, want_bytes = logged_sends(log_dir, ranks)
+    got = [params for calls in replayed.values() for kind, _, params in calls if kind == "send"]
+    got_messages, got_bytes = len(got), sum(int(params["bytes"]) for params in got)
+    print(f"messages: program {want_messages}, replay {got_messages}; bytes: program {want_bytes}, "
+          f"replay {got_bytes}")
+    differences = []
+    allowed = 0 if precision == 0 else MESSAGES_TOLERANCE_BETWEEN * want_messages
+    if abs(got_messages - want_messages) > allowed:
+        differences.append(f"the replay sent {got_messages} messages, the program {want_messages}")
+    if abs(got_bytes - want_bytes) > BYTES_TOLERANCE * want_bytes:
+        differences.append(f"the replay sent {got_bytes} bytes, the program {want_bytes}: more than "
+                           f"{BYTES_TOLERANCE:.0%} apart")
+    return differences
+
+
+def main():
+    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    parser.add_argument("--h-dump", required=True)
+    parser.add_argument("--original", required=True)
+    parser.add_argument("--replayed", required=True)
+    parser.add_argument("--report", required=True)
+    parser.add_argument("--precision", required=True, type=int)
+    parser.add_argument("--log-dir")
+    parser.add_argument("--ranks", type=int)
+    args = parser.parse_args()
+    try:
+        report = json.loads(pathlib.Path(args.report).read_text())
+        left_out = set(report["not_replayed"])
+        unexpected = left_out - NOT_REPLAYABLE
+        differences = [f"replay left out {name} ({report['not_replayed'][name]} calls), which it should replay"
+                       for name in sorted(unexpected)]
+        replayed = sequence(args.h_dump, args.replayed)
+        if args.precision == 100:
+            differences += check_exact(sequence(args.h_dump, args.original), replayed, left_out)
+        else:
+            if args.log_dir is None or args.ranks is None:
+                raise CannotCompare("below precision 100 the program's logs (--log-dir, --ranks) are needed")
+            differences += check_volume(args.log_dir, args.ranks, replayed, args.precision)
+    except (CannotCompare, OSError, ValueError, KeyError) as error:
+        print(f"check_replay.py: cannot compare: {error}")
+        return 2
+    for difference in differences[:MAX_DIFFERENCES_SHOWN]:
+        print(difference)
+    if len(differences) > MAX_DIFFERENCES_SHOWN:
+        print(f"... and {len(differences) - MAX_DIFFERENCES_SHOWN} more")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
