@@ -5,9 +5,11 @@
   job at MPI_Init: one line from rank 0 naming the variable, a non-zero exit, and the program never
   gets past MPI_Init (its own call log stays empty);
 - h-dump on a truncated, corrupt, unknown-version or missing trace prints one line naming the file
-  and the problem, and exits non-zero.
+  and the problem, and exits non-zero;
+- so does h-replay, as a job (every rank reads the trace and they agree to stop), and also on a
+  trace recorded with another rank count; no job may outlive its time limit.
 
-    check_errors.py --h-trace PATH --h-dump PATH --program RING [--mpirun PATH]
+    check_errors.py --h-trace PATH --h-dump PATH --h-replay PATH --program RING [--mpirun PATH]
 """
 import argparse
 import os
@@ -26,11 +28,13 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--h-trace", required=True)
     parser.add_argument("--h-dump", required=True)
+    parser.add_argument("--h-replay", required=True)
     parser.add_argument("--program", required=True)
     parser.add_argument("--mpirun", default=shutil.which("mpirun") or shutil.which("mpiexec"))
     args = parser.parse_args()
     # The runs below happen in a scratch directory.
-    args.h_trace, args.h_dump, args.program = (os.path.abspath(p) for p in (args.h_trace, args.h_dump, args.program))
+    args.h_trace, args.h_dump, args.h_replay, args.program = (
+        os.path.abspath(p) for p in (args.h_trace, args.h_dump, args.h_replay, args.program))
     if not args.mpirun:
         print("no mpirun here")
         return 77
@@ -84,6 +88,25 @@ def main():
                 failures.append(f"h-dump {name}: exit {run.returncode}, output {run.stdout[:80]!r}")
             if len(lines) != 1 or str(path) not in lines[0] or expected not in lines[0]:
                 failures.append(f"h-dump {name}: expected one line naming the file and {expected!r}, got {lines}")
+
+        # The good trace has 2 ranks: replaying it with 3 is an error too.
+        replay_cases = [(name, expected, 2) for name, (_, expected) in cases.items()]
+        replay_cases.append(("good.h", "recorded with 2 ranks, this job has 3", 3))
+        for name, expected, ranks in replay_cases:
+            path = scratch / name
+            command = mpirun_command(args.mpirun, ranks, [args.h_replay, str(path)])
+            try:
+                run = subprocess.run(command, env=base_env, capture_output=True, text=True, timeout=TIMEOUT,
+                                     cwd=scratch)
+            except subprocess.TimeoutExpired:
+                failures.append(f"h-replay {name} at {ranks} ranks: still running after {TIMEOUT} s")
+                continue
+            ours = [line for line in run.stderr.splitlines() if line.startswith("h-replay:")]
+            print(f"$ h-replay {name} at {ranks} ranks: exit {run.returncode}: {ours}")
+            if run.returncode == 0:
+                failures.append(f"h-replay {name} at {ranks} ranks: the job exited 0")
+            if len(ours) != 1 or str(path) not in ours[0] or expected not in ours[0]:
+                failures.append(f"h-replay {name}: expected one line naming the file and {expected!r}, got {ours}")
     for failure in failures:
         print("FAIL:", failure)
     print(f"check_errors: {len(failures)} failures")
