@@ -8,6 +8,8 @@
     run_benchmarks.py precision-sweep [--build DIR]   trace bytes vs precision, convergence loop at 32 ranks
     run_benchmarks.py merge-cost [--build DIR]        matching cost of the merge on long similar traces
     run_benchmarks.py histogram-defaults [--build DIR] histogram fidelity and bytes vs bins and rebalance interval
+    run_benchmarks.py replay-time [--build DIR]       h-replay time vs traced time, 8 and 32 ranks, precision 100 and 0
+    run_benchmarks.py replay-cost [--build DIR]       h-replay --no-compute at 64 ranks vs the application's MPI time
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -188,16 +190,81 @@ def histogram_defaults(build):
               f"| {statistics.mean(b for _, b in values):.0f} |")
 
 
+# The shipped programs, with arguments that make them run long enough to time.
+REPLAY_PROGRAMS = [("ring", ["200"]), ("stencil", ["300", "64"]), ("convergence", ["40"]), ("land_sea", ["300"]),
+                   ("drifting", ["300"])]
+
+
+def trace_and_replay(build, program, args, ranks, precision, scratch, extra=()):
+    """Traces `program` once and replays the trace once: (traced seconds, h-replay's report)."""
+    import json
+    trace = pathlib.Path(scratch) / f"{program}-{ranks}-{precision}.h"
+    report = trace.with_suffix(".json")
+    env = dict(ENV, HTRACE_FILE=str(trace), MERGE_PRECISION=str(precision))
+    mpirun(ranks, [str(build / "src/capture/h-trace"), str(build / "tests/mpi" / program)] + args, env=env, cwd=scratch)
+    mpirun(ranks, [str(build / "src/replay/h-replay"), "--report-json", str(report), *extra, str(trace)], cwd=scratch)
+    result = json.loads(report.read_text())
+    return result["traced_seconds"], result
+
+
+def replay_time(build, repetitions=3):
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for program, args in REPLAY_PROGRAMS:
+            for ranks in (8, 32):
+                for precision in (100, 0):
+                    pairs = [trace_and_replay(build, program, args, ranks, precision, scratch)
+                             for _ in range(repetitions)]
+                    traced = statistics.median(t for t, _ in pairs)
+                    replayed = statistics.median(r["replay_seconds"] for _, r in pairs)
+                    ratio = statistics.median(r["replay_seconds"] / t for t, r in pairs)
+                    rows.append((program, ranks, precision, f"{traced:.4f}", f"{replayed:.4f}", f"{ratio - 1:+.3f}"))
+    write_csv("replay_time", ["program", "ranks", "precision", "traced_s_median", "replay_s_median",
+                              "median_relative_difference"], rows)
+    print("| program | ranks | precision | traced s (median) | replay s (median) | replay vs traced (median of pairs) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for row in rows:
+        print("| " + " | ".join(str(x) for x in row[:5]) + f" | {float(row[5]) * 100:+.1f}% |")
+
+
+def replay_cost(build, repetitions=3):
+    """--no-compute replay at 64 ranks vs the application's own time in MPI calls (traced time minus
+    the recorded computation, averaged over ranks)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for program, args in REPLAY_PROGRAMS:
+            samples = []
+            for _ in range(repetitions):
+                traced, with_compute = trace_and_replay(build, program, args, 64, 100, scratch)
+                trace = pathlib.Path(scratch) / f"{program}-64-100.h"
+                report = trace.with_suffix(".nocompute.json")
+                mpirun(64, [str(build / "src/replay/h-replay"), "--no-compute", "--report-json", str(report),
+                            str(trace)], cwd=scratch)
+                import json
+                no_compute = json.loads(report.read_text())["replay_seconds"]
+                app_mpi = traced - with_compute["compute_seconds"] / 64
+                samples.append((app_mpi, no_compute))
+            app_mpi = statistics.median(a for a, _ in samples)
+            replay = statistics.median(n for _, n in samples)
+            ratio = statistics.median(n / a for a, n in samples)
+            rows.append((program, f"{app_mpi:.4f}", f"{replay:.4f}", f"{ratio:.2f}"))
+    write_csv("replay_cost", ["program", "app_mpi_s_median", "no_compute_replay_s_median", "median_ratio"], rows)
+    print("| program (64 ranks) | application time in MPI, s | replay --no-compute, s | ratio (median of pairs) |")
+    print("| --- | --- | --- | --- |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
-                                         "merge-cost", "histogram-defaults"])
+                                         "merge-cost", "histogram-defaults", "replay-time", "replay-cost"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
      "precision-sweep": precision_sweep, "merge-cost": merge_cost,
-     "histogram-defaults": histogram_defaults}[args.what](build)
+     "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost}[args.what](build)
 
 
 if __name__ == "__main__":
