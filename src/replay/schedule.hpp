@@ -58,6 +58,8 @@ struct ScheduledCall {
     int64_t new_comm = 0;                 // create_comm
     std::vector<Rank> members;            // create_comm: world ranks in new-communicator order
     double seconds = 0;                   // compute
+
+    bool operator==(const ScheduledCall&) const = default;
 };
 
 // What the generation met that it cannot replay, by recorded operation name (neighbour collectives

@@ -1,0 +1,58 @@
+#include "histogram/sampler.hpp"
+
+#include <doctest/doctest.h>
+
+#include <map>
+
+using htrace::Histogram;
+using htrace::HistogramConfig;
+using htrace::HistogramSampler;
+
+namespace {
+
+Histogram histogram_of(const std::map<int64_t, uint64_t>& counts, HistogramConfig config = {})
+{
+    Histogram h(config);
+    for (const auto& [value, count] : counts) h.add(value, 0, count);
+    return h;
+}
+
+}  // namespace
+
+TEST_CASE("drawing as many values as a histogram counted hands out exactly the recorded values")
+{
+    const std::map<int64_t, uint64_t> recorded = {{38, 17}, {39, 15}, {40, 12}, {41, 23}, {42, 23}};
+    const Histogram h = histogram_of(recorded);
+    HistogramSampler sampler(7);
+    for (int round = 0; round < 3; ++round) {
+        std::map<int64_t, uint64_t> drawn;
+        for (uint64_t i = 0; i < h.count(); ++i) ++drawn[sampler.draw(h)];
+        CHECK(drawn == recorded);
+    }
+}
+
+TEST_CASE("equal histograms share one pool of values, different ones do not")
+{
+    const Histogram a = histogram_of({{1, 2}, {5, 2}});
+    const Histogram copy = a;
+    const Histogram other = histogram_of({{1, 2}, {6, 2}});
+    HistogramSampler sampler(3);
+    std::map<int64_t, uint64_t> drawn;
+    for (int i = 0; i < 2; ++i) ++drawn[sampler.draw(a)];
+    for (int i = 0; i < 2; ++i) ++drawn[sampler.draw(copy)];
+    CHECK(drawn == std::map<int64_t, uint64_t>{{1, 2}, {5, 2}});
+    CHECK((sampler.draw(other) == 1 || sampler.draw(other) == 6));
+}
+
+TEST_CASE("the same seed draws the same sequence and another seed another one")
+{
+    const Histogram h = histogram_of({{10, 50}, {20, 50}, {30, 50}});
+    auto sequence = [&](uint64_t seed) {
+        HistogramSampler sampler(seed);
+        std::vector<int64_t> out;
+        for (int i = 0; i < 100; ++i) out.push_back(sampler.draw(h));
+        return out;
+    };
+    CHECK(sequence(1) == sequence(1));
+    CHECK(sequence(1) != sequence(2));
+}
