@@ -243,15 +243,15 @@ void scale_counts(Sequence& seq, uint64_t iterations)
     }
 }
 
-// Unrolls every loop of `seq` not in `aligned` that holds a collective and has an exact count;
-// returns whether it unrolled any.
-bool unroll_unaligned_collective_loops(Sequence& seq, const std::vector<char>& aligned)
+// Unrolls every loop of `seq` that holds a collective and has an exact count; returns whether it
+// unrolled any.
+bool unroll_collective_loops(Sequence& seq)
 {
     Sequence out;
     bool unrolled = false;
     for (size_t i = 0; i < seq.size(); ++i) {
         Node& node = seq[i];
-        const bool candidate = !aligned[i] && node.is_loop() && node.loop().iterations.is_exact() &&
+        const bool candidate = node.is_loop() && node.loop().iterations.is_exact() &&
                                contains_collective(node.loop().body) &&
                                static_cast<size_t>(node.loop().iterations.exact()) * nested_size(node.loop().body) <=
                                    kMaxUnrolledNodes;
@@ -269,19 +269,17 @@ bool unroll_unaligned_collective_loops(Sequence& seq, const std::vector<char>& a
     return unrolled;
 }
 
-// Which nodes of one side the alignment pairs, and whether a collective is left over among the rest.
-std::vector<char> aligned_nodes(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first,
-                                bool& collective_left)
+// Whether the alignment leaves a collective of one side (or a loop holding one) unpaired.
+bool collective_left(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first)
 {
     std::vector<char> aligned(seq.size(), 0);
     for (const auto& pair : pairs) aligned[first ? pair.first : pair.second] = 1;
-    collective_left = false;
     for (size_t i = 0; i < seq.size(); ++i) {
         if (aligned[i]) continue;
         const Node& node = seq[i];
-        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) collective_left = true;
+        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) return true;
     }
-    return aligned;
+    return false;
 }
 
 std::vector<size_t> top_level_collectives(const Sequence& seq)
@@ -330,16 +328,13 @@ Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weigh
 {
     auto alignment = align_sequences(a, b, rule);
     // Collectives must meet across ranks, or replay would split an instance among its members. When
-    // both sides keep some apart because one side folded them into a loop the other did not (ranks
-    // whose inner loops differ), unroll such loops and align again.
+    // both sides keep some apart because the ranks folded them into loops differently (ranks whose
+    // inner loops differ), unroll the loops around collectives on both sides and align again: the
+    // collectives then anchor the alignment one to one.
     for (;;) {
-        bool left_a = false;
-        bool left_b = false;
-        const auto aligned_a = aligned_nodes(a, alignment.pairs, true, left_a);
-        const auto aligned_b = aligned_nodes(b, alignment.pairs, false, left_b);
-        if (!left_a || !left_b) break;
-        const bool unrolled_a = unroll_unaligned_collective_loops(a, aligned_a);
-        const bool unrolled_b = unroll_unaligned_collective_loops(b, aligned_b);
+        if (!collective_left(a, alignment.pairs, true) || !collective_left(b, alignment.pairs, false)) break;
+        const bool unrolled_a = unroll_collective_loops(a);
+        const bool unrolled_b = unroll_collective_loops(b);
         if (!unrolled_a && !unrolled_b) break;
         alignment = align_sequences(a, b, rule);
     }

@@ -44,11 +44,11 @@ std::string repeat(const std::string& s, int n)
 }
 
 // Merges the ranks' traces pairwise as the radix tree does.
-Sequence merge_all(std::vector<Sequence> traces)
+Sequence merge_all(std::vector<Sequence> traces, MergeRule rule = {})
 {
     for (size_t step = 1; step < traces.size(); step *= 2) {
         for (size_t r = 0; r + step < traces.size(); r += 2 * step) {
-            traces[r] = merge_ranks(std::move(traces[r]), std::move(traces[r + step]));
+            traces[r] = merge_ranks(std::move(traces[r]), std::move(traces[r + step]), rule);
         }
     }
     return std::move(traces[0]);
@@ -164,36 +164,51 @@ TEST_CASE("collectives meet when one rank folded them into a loop and the other 
     check_collectives_meet(merge_ranks(rank_trace(rank1, 1), rank_trace(rank0, 0)), rank0, rank1);
 }
 
-TEST_CASE("collectives meet one to one even where pairing them shifted would line up more other calls")
+// The iteration counts of tests/mpi/programs/convergence.c: timestep t of the pair of ranks `pair`.
+int convergence_iterations(uint32_t timestep, uint32_t pair)
 {
-    // Convergence loops at precision 95: inner counts within 5% fold into histogram loops, timesteps
-    // fold differently on each rank, and a weight-only alignment paired timestep k with k+1.
-    const MergeRule rule{95, HistogramConfig{}};
-    // The counts of tests/mpi/programs/convergence.c for its first two pairs of ranks.
-    const auto iterations = [](uint32_t timestep, uint32_t pair) {
-        auto lcg = [](uint32_t state) { return state * 1664525u + 1013904223u; };
-        uint32_t x = lcg(timestep * 7919u + pair * 104729u + 1u);
-        x = (x ^ (x >> 16)) * 0x45d9f3bu;
-        x = (x ^ (x >> 16)) * 0x45d9f3bu;
-        return 38 + static_cast<int>((x ^ (x >> 16)) % 5);
-    };
-    std::string rank0;
-    std::string rank1;
-    for (uint32_t t = 0; t < 10; ++t) {
-        rank0 += repeat("a", iterations(t, 0)) + "B";
-        rank1 += repeat("a", iterations(t, 1)) + "B";
-    }
-    const Sequence merged = merge_ranks(rank_trace(rank0, 0, 8, rule), rank_trace(rank1, 1, 8, rule), rule);
+    auto lcg = [](uint32_t state) { return state * 1664525u + 1013904223u; };
+    uint32_t x = lcg(timestep * 7919u + pair * 104729u + 1u);
+    x = (x ^ (x >> 16)) * 0x45d9f3bu;
+    x = (x ^ (x >> 16)) * 0x45d9f3bu;
+    return 38 + static_cast<int>((x ^ (x >> 16)) % 5);
+}
+
+// Every Bcast event of `merged` names all `ranks` ranks.
+void check_every_collective_has(const Sequence& merged, int64_t ranks)
+{
     std::function<void(const Sequence&)> visit = [&](const Sequence& seq) {
         for (const auto& n : seq) {
             if (n.is_loop()) {
                 visit(n.loop().body);
             } else if (n.event().op == Op::Bcast) {
-                CHECK(n.event().ranks.size() == 2);
+                CHECK(n.event().ranks.size() == ranks);
             }
         }
     };
     visit(merged);
+}
+
+TEST_CASE("collectives meet one to one even where pairing them shifted would line up more other calls")
+{
+    // Convergence loops at precision 95: inner counts within 5% fold into histogram loops, timesteps
+    // fold differently on each rank, and a weight-only alignment paired timestep k with k+1.
+    for (int ranks : {2, 4, 9}) {
+        CAPTURE(ranks);
+        const MergeRule rule{95, HistogramConfig{}};
+        std::vector<Sequence> traces;
+        for (Rank r = 0; r < ranks; ++r) {
+            std::string pattern;
+            // The odd last rank has no partner: its send is another call site.
+            const std::string step = r == ranks - 1 && ranks % 2 == 1 ? "aqw" : "asw";
+            for (uint32_t t = 0; t < 10; ++t) {
+                pattern += repeat(step, convergence_iterations(t, static_cast<uint32_t>(r / 2))) + "B";
+            }
+            traces.push_back(rank_trace(pattern, r, 8, rule));
+        }
+        const Sequence merged = merge_all(std::move(traces), rule);
+        check_every_collective_has(merged, ranks);
+    }
 }
 
 TEST_CASE("every rank's own order survives merging, for random similar ranks")
