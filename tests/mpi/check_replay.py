@@ -29,6 +29,8 @@ import pathlib
 import subprocess
 import sys
 
+import check_calls
+
 # What replay cannot re-enact from a trace, and says so in its report.
 NOT_REPLAYABLE = {f"MPI_{prefix}eighbor_{name}" for prefix in ("N", "In")
                   for name in ("allgather", "allgatherv", "alltoall", "alltoallv", "alltoallw")}
@@ -85,17 +87,13 @@ def check_exact(original, replayed, left_out):
 
 def logged_sends(log_dir, ranks):
     """(messages, bytes) the program logged sending."""
-    messages = total = 0
-    for rank in range(ranks):
-        path = pathlib.Path(log_dir) / f"rank.{rank}"
-        if not path.is_file():
-            raise CannotCompare(f"rank {rank} wrote no program log ({path} is missing)")
-        for line in path.read_text().splitlines():
-            function, byte_text, *_ = line.split()
-            if function in SEND_FUNCTIONS:
-                messages += 1
-                total += int(byte_text)
-    return messages, total
+    try:
+        tallies = check_calls.read_program_logs(log_dir, ranks)
+    except check_calls.CannotCompare as error:
+        raise CannotCompare(str(error)) from error
+    sends = [tally for per_function in tallies.values() for function, tally in per_function.items()
+             if function in SEND_FUNCTIONS]
+    return sum(t.calls for t in sends), sum(t.bytes for t in sends)
 
 
 def check_volume(log_dir, ranks, replayed, precision):
