@@ -227,24 +227,23 @@ private:
         call.comm = *comm;
         if (const auto root = value(my_index, Role::root)) call.root = static_cast<int32_t>(*root);
         const bool at_root = call.root >= 0 && (*members)[static_cast<size_t>(call.root)] == me_;
-        // Sizes every member must agree on: a histogram's draw is taken from the first participant
-        // for all; exact and per-rank values are each member's own.
-        auto agreed = [&](Role role) -> int64_t {
-            const Value* v = e.find(role);
-            if (v == nullptr) return 0;
-            return std::max<int64_t>(0, value(v->is_histogram() ? 0 : my_index, role).value_or(0));
+        auto size = [&](size_t participant, Role role) {
+            return std::max<int64_t>(0, value(participant, role).value_or(0));
         };
-        call.bytes = agreed(Role::bytes);
-        call.recv_bytes = agreed(Role::recv_bytes);
-        const bool drawn = has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes);
-        if (drawn && !is_vector_collective(e.op)) {
-            // One block for both sides, or the library would see mismatched signatures.
-            const int64_t block = call.bytes > 0 ? call.bytes : call.recv_bytes;
+        call.bytes = size(my_index, Role::bytes);
+        call.recv_bytes = size(my_index, Role::recv_bytes);
+        if (is_vector_collective(e.op)) {
+            // Per-member sizes: every member derives all counts from everyone's values.
+            vector_counts(e.op, participants, *members, call);
+        } else if (has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes)) {
+            // Drawn sizes differ between members, and MPI needs them to agree: one block for all,
+            // the first participant's (its send side, or its receive side where it sent nothing).
+            const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
             call.bytes = block;
             call.recv_bytes = block;
+        } else {
+            call.in_place = may_be_in_place(e.op, at_root) && call.bytes == 0 && call.recv_bytes > 0;
         }
-        call.in_place = !drawn && may_be_in_place(e.op, at_root) && call.bytes == 0 && call.recv_bytes > 0;
-        if (is_vector_collective(e.op)) vector_counts(e.op, participants, *members, call);
         if (is_nonblocking_collective(e.op)) {
             call.request = next_request_++;
             pending_.emplace_back(call.request, Pending::other);
@@ -279,22 +278,26 @@ private:
         const size_t my_rank = static_cast<size_t>(
             std::find(members.begin(), members.end(), me_) - members.begin());
         if (is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Allgatherv, Op::Iallgatherv})) {
-            // What each member contributes; one that gave MPI_IN_PLACE contributes its share of what
-            // the receivers got beyond the others' contributions.
-            const size_t receiver = call.root >= 0 ? static_cast<size_t>(call.root) : my_rank;
+            // What each member contributes. One that gave MPI_IN_PLACE (the root of a Gatherv, any
+            // member of an Allgatherv; it shows as no bytes sent, some received) contributes its
+            // share of what the receiver got beyond the others' contributions.
+            const size_t receiver = call.root >= 0 ? static_cast<size_t>(call.root) : 0;
+            auto in_place = [&](size_t m) {
+                return may_be_in_place(op, call.root < 0 || m == receiver) && of_member(m, Role::bytes) == 0 &&
+                       of_member(m, Role::recv_bytes) > 0;
+            };
             int64_t given = 0;
-            size_t in_place = 0;
+            int64_t sharing = 0;
             for (size_t m = 0; m < n; ++m) {
                 given += of_member(m, Role::bytes);
-                in_place += of_member(m, Role::bytes) == 0 ? 1 : 0;
+                sharing += in_place(m) ? 1 : 0;
             }
             const int64_t rest = std::max<int64_t>(0, of_member(receiver, Role::recv_bytes) - given);
             call.recv_counts.resize(n);
             for (size_t m = 0; m < n; ++m) {
-                const int64_t own = of_member(m, Role::bytes);
-                call.recv_counts[m] = own > 0 || in_place == 0 ? own : rest / static_cast<int64_t>(in_place);
+                call.recv_counts[m] = in_place(m) ? rest / sharing : of_member(m, Role::bytes);
             }
-            if (call.in_place) call.bytes = 0;
+            call.in_place = in_place(my_rank);
             return;
         }
         if (is_one_of(op, {Op::Scatterv, Op::Iscatterv})) {
@@ -307,9 +310,10 @@ private:
             return total / parts + (static_cast<int64_t>(to) < total % parts ? 1 : 0);
         };
         if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
-            // The trace keeps the sum of the receive counts (the same on every member).
+            // The trace keeps the sum of the receive counts, the same on every member unless drawn:
+            // the first member's then stands for all.
             call.recv_counts.resize(n);
-            for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(call.recv_bytes, m);
+            for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(of_member(0, Role::recv_bytes), m);
             return;
         }
         // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
