@@ -8,7 +8,7 @@
     run_benchmarks.py precision-sweep [--build DIR]   trace bytes vs precision, convergence loop at 32 ranks
     run_benchmarks.py merge-cost [--build DIR]        matching cost of the merge on long similar traces
     run_benchmarks.py histogram-defaults [--build DIR] histogram fidelity and bytes vs bins and rebalance interval
-    run_benchmarks.py replay-time [--build DIR]       h-replay time vs traced time, 8 and 32 ranks, precision 100 and 0
+    run_benchmarks.py replay-time [--build DIR]       h-replay time vs traced time, 2, 8 and 32 ranks, precision 100 and 0
     run_benchmarks.py replay-cost [--build DIR]       h-replay --no-compute at 64 ranks vs the application's MPI time
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
@@ -191,8 +191,8 @@ def histogram_defaults(build):
 
 
 # The shipped programs, with arguments that make them run long enough to time.
-REPLAY_PROGRAMS = [("ring", ["200"]), ("stencil", ["300", "64"]), ("convergence", ["40"]), ("land_sea", ["300"]),
-                   ("drifting", ["300"])]
+REPLAY_PROGRAMS = [("ring", ["1000"]), ("stencil", ["1500", "64"]), ("convergence", ["200"]), ("land_sea", ["1500"]),
+                   ("drifting", ["1500"])]
 
 
 def trace_and_replay(build, program, args, ranks, precision, scratch, extra=()):
@@ -211,7 +211,8 @@ def replay_time(build, repetitions=3):
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         for program, args in REPLAY_PROGRAMS:
-            for ranks in (8, 32):
+            # 2 ranks: one core each, the reference; 8 and 32 share the 2 cores.
+            for ranks in (2, 8, 32):
                 for precision in (100, 0):
                     pairs = [trace_and_replay(build, program, args, ranks, precision, scratch)
                              for _ in range(repetitions)]

@@ -85,24 +85,27 @@ public:
 
 private:
     // Every rank draws the same values in the same order: each histogram parameter of each
-    // participant, whether or not this rank needs it.
+    // participant, whether or not this rank needs it. Other values are read when asked for.
     void draw_all(const Event& e, const std::vector<Rank>& participants)
     {
-        drawn_.resize(participants.size());
-        for (size_t i = 0; i < participants.size(); ++i) {
-            Drawn& values = drawn_[i];
-            values.fill(std::nullopt);
+        event_ = &e;
+        participants_ = &participants;
+        const bool any = std::any_of(e.params.begin(), e.params.end(),
+                                     [](const Param& p) { return p.value.is_histogram(); });
+        drawn_.resize(any ? participants.size() : 0);
+        for (size_t i = 0; i < drawn_.size(); ++i) {
             for (const auto& param : e.params) {
-                const auto role = static_cast<size_t>(param.role);
-                values[role] = param.value.is_histogram() ? draws_.draw(param.value.histogram())
-                                                          : param.value.value_for(participants[i]);
+                if (param.value.is_histogram()) drawn_[i][static_cast<size_t>(param.role)] = draws_.draw(param.value.histogram());
             }
         }
     }
 
     std::optional<int64_t> value(size_t participant, Role role) const
     {
-        return drawn_[participant][static_cast<size_t>(role)];
+        const Value* v = event_->find(role);
+        if (v == nullptr) return std::nullopt;
+        if (v->is_histogram()) return drawn_[participant][static_cast<size_t>(role)];
+        return v->value_for((*participants_)[participant]);
     }
 
     void on_event(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
@@ -406,7 +409,9 @@ private:
     const CallSink& sink_;
     bool compute_;
     HistogramSampler draws_;
-    std::vector<Drawn> drawn_;
+    const Event* event_ = nullptr;
+    const std::vector<Rank>* participants_ = nullptr;
+    std::vector<Drawn> drawn_;  // per participant, the histogram values drawn for the current event
     std::vector<std::pair<RequestId, Pending>> pending_;
     RequestId next_request_ = 1;
     ScheduleSummary summary_;
