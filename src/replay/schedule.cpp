@@ -159,56 +159,97 @@ private:
     // Each participant's send, in participant order; its destination posts the receive at that point.
     void sends(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
     {
-        for (size_t i = 0; i < participants.size(); ++i) {
-            const Rank sender = participants[i];
-            const auto comm = value(i, Role::comm);
-            const auto peer = value(i, Role::peer);
-            if (!comm || !peer) continue;
-            std::optional<Rank> destination;
-            if (*peer == kProcNull) {
-                destination = static_cast<Rank>(kProcNull);
-            } else {
-                destination = comms.world_peer(sender, *comm, *peer);
-            }
-            if (!destination) {
-                if (sender == me_) not_replayed(e.op);
-                continue;
-            }
-            const int64_t tag = value(i, Role::tag).value_or(0);
-            const int64_t bytes = std::max<int64_t>(0, value(i, Role::bytes).value_or(0));
-            if (*destination == me_) {
-                const auto my_comm = comms.local_id(me_, sender, *comm);
-                const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
-                if (my_comm && source) {
-                    ScheduledCall receive;
-                    receive.kind = CallKind::post_receive;
-                    receive.op = Op::Irecv;
-                    receive.comm = *my_comm;
-                    receive.peer = sender;
-                    receive.peer_in_comm = *source;
-                    receive.tag = tag;
-                    receive.bytes = bytes;
-                    receive.request = next_request_++;
-                    pending_.emplace_back(receive.request, Pending::receive);
-                    sink_(receive);
-                }
-            }
-            if (sender != me_) continue;
-            ScheduledCall send;
-            send.kind = CallKind::send;
-            send.op = replayed_send(e.op);
-            send.comm = *comm;
-            send.peer = *destination;
-            send.peer_in_comm = *destination == kProcNull ? static_cast<int32_t>(kProcNull)
-                                                          : comms.rank_in(me_, *comm, *destination).value_or(-1);
-            send.tag = tag;
-            send.bytes = bytes;
-            if (send.op == Op::Isend || send.op == Op::Issend) {
-                send.request = next_request_++;
-                pending_.emplace_back(send.request, Pending::other);
-            }
-            sink_(send);
+        if (!world_senders(e, participants)) {
+            for (size_t i = 0; i < participants.size(); ++i) send_of(e, participants, i, comms);
+            return;
         }
+        for (size_t i : senders_) send_of(e, participants, i, comms);
+    }
+
+    // Without drawn values on the world communicator, the participants that matter to this rank
+    // (itself, and those whose relative peer lands on it) follow from the peer values alone: the
+    // walk's cost per event stays independent of the rank count. Fills senders_ in participant
+    // order; false where that shortcut does not apply.
+    bool world_senders(const Event& e, const std::vector<Rank>& participants)
+    {
+        const Value* comm = e.find(Role::comm);
+        const Value* peer = e.find(Role::peer);
+        if (!drawn_.empty() || comm == nullptr || peer == nullptr || !comm->is_exact() || comm->exact() != 0 ||
+            peer->is_histogram()) {
+            return false;
+        }
+        const auto world = static_cast<int64_t>(trace_.header.ranks);
+        senders_.clear();
+        auto consider = [&](int64_t relative) {
+            if (relative < 0 || world <= 0) return;
+            const auto sender = static_cast<Rank>(((me_ - relative) % world + world) % world);
+            const auto at = std::lower_bound(participants.begin(), participants.end(), sender);
+            if (at != participants.end() && *at == sender && peer->value_for(sender) == relative) {
+                senders_.push_back(static_cast<size_t>(at - participants.begin()));
+            }
+        };
+        if (peer->is_exact()) {
+            consider(peer->exact());
+        } else {
+            for (const auto& entry : peer->per_rank()) consider(entry.value);
+        }
+        const auto me = std::lower_bound(participants.begin(), participants.end(), me_);
+        if (me != participants.end() && *me == me_) senders_.push_back(static_cast<size_t>(me - participants.begin()));
+        std::sort(senders_.begin(), senders_.end());
+        senders_.erase(std::unique(senders_.begin(), senders_.end()), senders_.end());
+        return true;
+    }
+
+    void send_of(const Event& e, const std::vector<Rank>& participants, size_t i, const CommunicatorTable& comms)
+    {
+        const Rank sender = participants[i];
+        const auto comm = value(i, Role::comm);
+        const auto peer = value(i, Role::peer);
+        if (!comm || !peer) return;
+        std::optional<Rank> destination;
+        if (*peer == kProcNull) {
+            destination = static_cast<Rank>(kProcNull);
+        } else {
+            destination = comms.world_peer(sender, *comm, *peer);
+        }
+        if (!destination) {
+            if (sender == me_) not_replayed(e.op);
+            return;
+        }
+        const int64_t tag = value(i, Role::tag).value_or(0);
+        const int64_t bytes = std::max<int64_t>(0, value(i, Role::bytes).value_or(0));
+        if (*destination == me_) {
+            const auto my_comm = comms.local_id(me_, sender, *comm);
+            const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
+            if (my_comm && source) {
+                ScheduledCall receive;
+                receive.kind = CallKind::post_receive;
+                receive.op = Op::Irecv;
+                receive.comm = *my_comm;
+                receive.peer = sender;
+                receive.peer_in_comm = *source;
+                receive.tag = tag;
+                receive.bytes = bytes;
+                receive.request = next_request_++;
+                pending_.emplace_back(receive.request, Pending::receive);
+                sink_(receive);
+            }
+        }
+        if (sender != me_) return;
+        ScheduledCall send;
+        send.kind = CallKind::send;
+        send.op = replayed_send(e.op);
+        send.comm = *comm;
+        send.peer = *destination;
+        send.peer_in_comm = *destination == kProcNull ? static_cast<int32_t>(kProcNull)
+                                                      : comms.rank_in(me_, *comm, *destination).value_or(-1);
+        send.tag = tag;
+        send.bytes = bytes;
+        if (send.op == Op::Isend || send.op == Op::Issend) {
+            send.request = next_request_++;
+            pending_.emplace_back(send.request, Pending::other);
+        }
+        sink_(send);
     }
 
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
@@ -413,6 +454,7 @@ private:
     const std::vector<Rank>* participants_ = nullptr;
     std::vector<Drawn> drawn_;  // per participant, the histogram values drawn for the current event
     std::vector<std::pair<RequestId, Pending>> pending_;
+    std::vector<size_t> senders_;
     RequestId next_request_ = 1;
     ScheduleSummary summary_;
 };
