@@ -83,6 +83,15 @@ struct Family {
         }
         return ranks;
     }
+    // Those of `among` that hold one of these communicators.
+    std::vector<Rank> holders_among(const std::vector<Rank>& among) const
+    {
+        std::vector<Rank> ranks;
+        for (Rank r : among) {
+            if (group[static_cast<size_t>(r)] >= 0) ranks.push_back(r);
+        }
+        return ranks;
+    }
     const std::vector<Rank>& group_of(Rank r) const
     {
         return groups[static_cast<size_t>(group[static_cast<size_t>(r)])];
@@ -335,11 +344,7 @@ void Generator::send(Sequence& out, const Scope& scope, size_t family_index)
                                         Op::Sendrecv, Op::Sendrecv, Op::Sendrecv_replace, Op::Bsend,
                                         Op::Rsend, Op::Ibsend, Op::Irsend};
     const Family& family = families_[family_index];
-    std::vector<Rank> holders;
-    for (Rank r : scope.ranks) {
-        if (family.group[static_cast<size_t>(r)] >= 0) holders.push_back(r);
-    }
-    const auto ranks = subset(holders);
+    const auto ranks = subset(family.holders_among(scope.ranks));
     if (ranks.empty()) return;
     const Op op = pick_from(ops);
     std::vector<Param> params = {param(Role::peer, peer(family, ranks, false)),
@@ -362,11 +367,7 @@ void Generator::receive(Sequence& out, const Scope& scope)
 {
     static const std::vector<Op> ops = {Op::Recv, Op::Recv, Op::Irecv, Op::Irecv, Op::Probe, Op::Iprobe};
     const Family& family = families_[family_for(scope)];
-    std::vector<Rank> holders;
-    for (Rank r : scope.ranks) {
-        if (family.group[static_cast<size_t>(r)] >= 0) holders.push_back(r);
-    }
-    const auto ranks = subset(holders);
+    const auto ranks = subset(family.holders_among(scope.ranks));
     if (ranks.empty()) return;
     const Op op = pick_from(ops);
     std::vector<Param> params = {param(Role::peer, peer(family, ranks, true)),
