@@ -132,27 +132,11 @@ int64_t relative_peer(int peer, const CommInfo& comm)
 
 int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
 
-bool is_one_of(Op op, std::initializer_list<Op> ops)
-{
-    for (Op o : ops) {
-        if (o == op) return true;
-    }
-    return false;
-}
-
-bool is_neighbor(Op op)
-{
-    return is_one_of(op, {Op::Neighbor_allgather, Op::Neighbor_allgatherv, Op::Neighbor_alltoall,
-                          Op::Neighbor_alltoallv, Op::Neighbor_alltoallw, Op::Ineighbor_allgather,
-                          Op::Ineighbor_allgatherv, Op::Ineighbor_alltoall, Op::Ineighbor_alltoallv,
-                          Op::Ineighbor_alltoallw});
-}
-
 // How many peers a collective's per-peer arrays cover on one side.
 int peer_count(Op op, MPI_Comm comm, bool send_side)
 {
     if (comm == MPI_COMM_NULL) return 0;
-    if (is_neighbor(op)) {
+    if (is_neighbor_collective(op)) {
         int topology = MPI_UNDEFINED;
         PMPI_Topo_test(comm, &topology);
         if (topology == MPI_CART) {

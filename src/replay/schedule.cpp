@@ -10,11 +10,6 @@
 namespace htrace::replay {
 namespace {
 
-bool is_one_of(Op op, std::initializer_list<Op> ops)
-{
-    return std::find(ops.begin(), ops.end(), op) != ops.end();
-}
-
 // Buffered and ready sends need what replay cannot promise (an attached buffer, a receive already
 // posted in real time): they go out as standard sends, moving the same bytes.
 Op replayed_send(Op op)
@@ -27,14 +22,6 @@ Op replayed_send(Op op)
     case Op::Issend: return Op::Issend;
     default: return Op::Isend;  // Isend, Ibsend, Irsend, and the send half of Sendrecv
     }
-}
-
-bool is_neighbor(Op op)
-{
-    return is_one_of(op, {Op::Neighbor_allgather, Op::Neighbor_allgatherv, Op::Neighbor_alltoall,
-                          Op::Neighbor_alltoallv, Op::Neighbor_alltoallw, Op::Ineighbor_allgather,
-                          Op::Ineighbor_allgatherv, Op::Ineighbor_alltoall, Op::Ineighbor_alltoallv,
-                          Op::Ineighbor_alltoallw});
 }
 
 bool is_nonblocking_collective(Op op)
@@ -259,7 +246,7 @@ private:
         const auto* members = comm ? comms.members(me_, *comm) : nullptr;
         // A collective replays only where every member of its communicator takes part; anything else
         // would hang, and the merge never produces it for a communicator the trace knows.
-        if (members == nullptr || is_neighbor(e.op) || !all_take_part(*members, participants)) {
+        if (members == nullptr || is_neighbor_collective(e.op) || !all_take_part(*members, participants)) {
             not_replayed(e.op);
             return;
         }

@@ -92,4 +92,12 @@ Op operation_by_name(std::string_view name)
     return opaque_operation(opaque_names().intern(name));
 }
 
+bool is_neighbor_collective(Op op)
+{
+    return is_one_of(op, {Op::Neighbor_allgather, Op::Neighbor_allgatherv, Op::Neighbor_alltoall,
+                          Op::Neighbor_alltoallv, Op::Neighbor_alltoallw, Op::Ineighbor_allgather,
+                          Op::Ineighbor_allgatherv, Op::Ineighbor_alltoall, Op::Ineighbor_alltoallv,
+                          Op::Ineighbor_alltoallw});
+}
+
 }  // namespace htrace

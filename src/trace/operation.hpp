@@ -2,7 +2,9 @@
 // The operations a trace knows: the MPI functions h-trace models (generated from the one table in
 // src/capture/mpi_functions.py) and, after them, opaque operations known only by name.
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 namespace htrace {
@@ -26,5 +28,13 @@ Op opaque_operation(uint32_t index);
 
 // Looks a name up among modelled and opaque operations; an unknown name becomes a new opaque one.
 Op operation_by_name(std::string_view name);
+
+inline bool is_one_of(Op op, std::initializer_list<Op> ops)
+{
+    return std::find(ops.begin(), ops.end(), op) != ops.end();
+}
+
+// Collectives over a topology's neighbours (their peers come from the communicator's topology).
+bool is_neighbor_collective(Op op);
 
 }  // namespace htrace

@@ -46,6 +46,12 @@ class Tally:
         return {"calls": self.calls, "bytes": self.bytes, "peers": self.peers, "matched": self.matched}
 
 
+def first_difference(a, b):
+    """Index of the first place where sequences `a` and `b` differ (the shorter's length if one is
+    the other's beginning)."""
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+
+
 def parse_rank_list(text, where):
     """`-` or a comma-separated list of world ranks / ANY_SOURCE / PROC_NULL, as strings."""
     if text == "-":

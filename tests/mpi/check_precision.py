@@ -57,7 +57,7 @@ import pathlib
 import subprocess
 import sys
 
-from check_calls import CannotCompare, load_dump, parse_rank_list, plural
+from check_calls import CannotCompare, first_difference, load_dump, parse_rank_list, plural
 
 PROGRAMS = ("convergence", "land_sea", "drifting")
 # How far the calls a trace stands for may be from the logged ones when a loop count is a histogram:
@@ -400,7 +400,7 @@ class Checker:
             mine = traced[rank]
             if logged == mine:
                 continue
-            first = next((i for i, (a, b) in enumerate(zip(logged, mine)) if a != b), min(len(logged), len(mine)))
+            first = first_difference(logged, mine)
             self.differ(f"rank {rank}: the trace walks {len(mine)} calls, the log has {len(logged)}; first "
                         f"difference at call {first + 1}: log {show_calls(logged[first:first + 3])} / trace "
                         f"{show_calls(mine[first:first + 3])}")

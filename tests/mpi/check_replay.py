@@ -78,7 +78,7 @@ def check_exact(original, replayed, left_out):
         got = communication(replayed.get(rank, []), left_out)
         if want == got:
             continue
-        at = next((i for i, (a, b) in enumerate(zip(want, got)) if a != b), min(len(want), len(got)))
+        at = check_calls.first_difference(want, got)
         differences.append(f"rank {rank}: {len(want)} sends and collectives in the trace, {len(got)} replayed; "
                            f"first difference at #{at}: trace {want[at] if at < len(want) else 'nothing'}, "
                            f"replay {got[at] if at < len(got) else 'nothing'}")
