@@ -233,7 +233,8 @@ void TraceWalker::visit(const Event& event, const std::vector<char>& active, dou
             if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants_.push_back(r);
         }
     }
-    std::sort(participants_.begin(), participants_.end());
+    // Runs of one rank list come in order, so this rarely has work to do.
+    if (!std::is_sorted(participants_.begin(), participants_.end())) std::sort(participants_.begin(), participants_.end());
     const auto kind = operation_kind(event.op);
     if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
     if (on_event_) on_event_(event, participants_, communicators_);
