@@ -1,6 +1,7 @@
 #include "replay/executor.hpp"
 
-#include <chrono>
+#include "replay/compute.hpp"
+
 #include <climits>
 #include <cstring>
 #include <numeric>
@@ -16,16 +17,6 @@ int as_count(int64_t bytes)
         throw std::runtime_error("a message of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
     }
     return static_cast<int>(std::max<int64_t>(0, bytes));
-}
-
-// Computation is re-enacted by spinning, not sleeping: the application kept its core busy too, and a
-// sleep's wake-up latency would dwarf the microsecond gaps between calls.
-void spin(double seconds)
-{
-    using Clock = std::chrono::steady_clock;
-    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
-    while (Clock::now() < until) {
-    }
 }
 
 int64_t sum(const std::vector<int64_t>& values) { return std::accumulate(values.begin(), values.end(), int64_t{0}); }
@@ -76,7 +67,7 @@ void Executor::issue(const ScheduledCall& call)
 {
     switch (call.kind) {
     case CallKind::compute:
-        spin(call.seconds);
+        compute_for(call.seconds);
         compute_seconds_ += call.seconds;
         return;
     case CallKind::send: {
