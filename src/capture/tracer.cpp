@@ -7,6 +7,7 @@
 #include "capture/signature.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
+#include "trace/completion_set.hpp"
 #include "trace/trace_file.hpp"
 
 #include <atomic>
@@ -102,6 +103,8 @@ private:
     Communicators comms_;
     LoopFolder folder_;
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
+    PendingRequests<MPI_Request> pending_requests_;
+    std::vector<MPI_Request> completed_requests_;  // scratch of add_completion
     std::vector<uint64_t> opaque_calls_ = std::vector<uint64_t>(kOpaqueCount, 0);
     TypeSizes type_sizes_;
     uint64_t calls_ = 0;
@@ -394,6 +397,7 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
         return;
     }
     const CommInfo comm = comms_.lookup(args.comm);
+    if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
     switch (kind) {
     case OperationKind::send:
     case OperationKind::recv:
@@ -462,13 +466,17 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     const bool tests = op == Op::Test || op == Op::Testall || op == Op::Testany;
     if (tests) call.add(Role::completed, args.flag);
     if (op == Op::Waitsome || op == Op::Testsome) call.add(Role::completed, args.outcount);
-    if (wildcard_receives_.empty() || args.requests == nullptr) return;
 
     // Which of the given requests completed, and where their statuses are.
-    auto matched = [&](int request_index, const MPI_Status* status) {
-        if (request_index < 0 || request_index >= count || status == nullptr) return;
-        auto found = wildcard_receives_.find(args.requests[request_index]);
-        if (found == wildcard_receives_.end()) return;
+    completed_requests_.clear();
+    auto completed = [&](int request_index, const MPI_Status* status) {
+        if (args.requests == nullptr || request_index < 0 || request_index >= count) return;
+        const MPI_Request request = args.requests[request_index];
+        if (request == MPI_REQUEST_NULL) return;  // inactive before the call: nothing completed
+        completed_requests_.push_back(request);
+        if (wildcard_receives_.empty()) return;
+        auto found = wildcard_receives_.find(request);
+        if (found == wildcard_receives_.end() || status == nullptr) return;
         const WildcardReceive receive = found->second.back();
         found->second.pop_back();
         if (found->second.empty()) wildcard_receives_.erase(found);
@@ -477,14 +485,15 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
         if (!cancelled) add_matched(call, receive.comm, receive.any_source, receive.any_tag, *status);
     };
     if (op == Op::Wait || (op == Op::Test && args.flag)) {
-        matched(0, args.status);
+        completed(0, args.status);
     } else if (op == Op::Waitall || (op == Op::Testall && args.flag)) {
-        for (int i = 0; i < count; ++i) matched(i, args.statuses ? &args.statuses[i] : nullptr);
+        for (int i = 0; i < count; ++i) completed(i, args.statuses ? &args.statuses[i] : nullptr);
     } else if ((op == Op::Waitany || (op == Op::Testany && args.flag)) && args.index != MPI_UNDEFINED) {
-        matched(args.index, args.status);
+        completed(args.index, args.status);
     } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
-        for (int k = 0; k < args.outcount; ++k) matched(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
+        for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
+    call.add(Role::completed_set, pending_requests_.complete(completed_requests_));
 }
 
 void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)

@@ -531,10 +531,11 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     const uint64_t total = prefix.fixed64();
     const uint64_t version = prefix.unsigned_int();
     if (!prefix.ok()) return {std::nullopt, prefix.error()};
-    if (version != kTraceFormatVersion) {
+    if (version < kOldestReadableFormatVersion || version > kTraceFormatVersion) {
         return {std::nullopt, "format version " + std::to_string(version) +
                                   (version > kTraceFormatVersion ? " is newer than" : " is not") +
-                                  " the version this build reads (" + std::to_string(kTraceFormatVersion) + ")"};
+                                  " the versions this build reads (" + std::to_string(kOldestReadableFormatVersion) +
+                                  " to " + std::to_string(kTraceFormatVersion) + ")"};
     }
     if (bytes.size() < total) {
         return {std::nullopt,

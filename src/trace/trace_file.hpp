@@ -11,7 +11,9 @@
 
 namespace htrace {
 
-inline constexpr uint32_t kTraceFormatVersion = 1;
+// 2 added the completed_set parameter of completion calls; version 1 files read as they are.
+inline constexpr uint32_t kTraceFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableFormatVersion = 1;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);
 
