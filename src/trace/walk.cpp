@@ -102,72 +102,6 @@ void CommunicatorTable::free(const Event& release, const std::vector<Rank>& part
     }
 }
 
-TraceWalker::TraceWalker(const Trace& trace, CallVisitor on_call)
-    : trace_(trace), on_call_(std::move(on_call)), communicators_(trace.header.ranks)
-{
-}
-
-TraceWalker::TraceWalker(const Trace& trace, EventVisitor on_event, HistogramSampler& draws)
-    : trace_(trace), on_event_(std::move(on_event)), draws_(&draws), communicators_(trace.header.ranks)
-{
-}
-
-void TraceWalker::run()
-{
-    std::vector<char> all(static_cast<size_t>(std::max(trace_.header.ranks, 0)), 1);
-    walk(trace_.body, all, 1.0);
-}
-
-void TraceWalker::walk(const Sequence& seq, const std::vector<char>& active, double weight)
-{
-    for (const auto& node : seq) {
-        if (node.is_event()) {
-            visit(node.event(), active, weight);
-            continue;
-        }
-        const Loop& loop = node.loop();
-        if (loop.iterations.is_histogram() && draws_ == nullptr) {
-            walk(loop.body, active, weight * loop.iterations.histogram().mean());
-            continue;
-        }
-        if (loop.iterations.is_exact() || (loop.iterations.is_histogram() && needs_one_count(loop))) {
-            const int64_t count = loop.iterations.is_exact() ? loop.iterations.exact()
-                                                             : draws_->draw(loop.iterations.histogram());
-            for (int64_t i = 0; i < count; ++i) walk(loop.body, active, weight);
-            continue;
-        }
-        std::vector<int64_t> counts(active.size(), 0);
-        if (loop.iterations.is_histogram()) {
-            for (Rank r : participants_of(loop)) {
-                if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) {
-                    counts[static_cast<size_t>(r)] = draws_->draw(loop.iterations.histogram());
-                }
-            }
-        } else {
-            for (const auto& entry : loop.iterations.per_rank()) {
-                for (Rank r : entry.ranks.expand()) {
-                    if (static_cast<size_t>(r) < counts.size()) counts[static_cast<size_t>(r)] = entry.value;
-                }
-            }
-        }
-        walk_counts(loop.body, active, counts, weight);
-    }
-}
-
-void TraceWalker::walk_counts(const Sequence& body, const std::vector<char>& active, const std::vector<int64_t>& counts,
-                              double weight)
-{
-    int64_t most = 0;
-    for (size_t r = 0; r < active.size(); ++r) {
-        if (active[r]) most = std::max(most, counts[r]);
-    }
-    std::vector<char> still(active.size(), 0);
-    for (int64_t i = 0; i < most; ++i) {
-        for (size_t r = 0; r < active.size(); ++r) still[r] = active[r] && counts[r] > i ? 1 : 0;
-        walk(body, still, weight);
-    }
-}
-
 namespace {
 
 void collect_participants(const Sequence& seq, std::vector<Rank>& out)
@@ -200,7 +134,96 @@ bool meets_across_ranks(const Sequence& seq)
 
 }  // namespace
 
-const std::vector<Rank>& TraceWalker::participants_of(const Loop& loop)
+WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws)
+    : trace_(trace), draws_(draws), communicators_(trace.header.ranks)
+{
+    Frame top;
+    top.sequence = &trace.body;
+    top.active.assign(static_cast<size_t>(std::max(trace.header.ranks, 0)), 1);
+    stack_.push_back(std::move(top));
+}
+
+std::optional<EventInstance> WalkCursor::next()
+{
+    if (to_free_ != nullptr) {
+        communicators_.free(*to_free_, participants_);
+        to_free_ = nullptr;
+    }
+    while (!stack_.empty()) {
+        Frame& frame = stack_.back();
+        if (frame.position == frame.sequence->size()) {
+            if (frame.loop != nullptr && ++frame.iteration < frame.iterations) {
+                frame.position = 0;
+                restrict_to_iteration(frame);
+                continue;
+            }
+            stack_.pop_back();
+            continue;
+        }
+        const Node& node = (*frame.sequence)[frame.position++];
+        if (node.is_loop()) {
+            enter(node.loop(), frame);
+            continue;
+        }
+        const Event& event = node.event();
+        collect(event, frame.active);
+        const auto kind = operation_kind(event.op);
+        if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
+        if (kind == OperationKind::comm_free) to_free_ = &event;
+        return EventInstance{&event, &participants_, frame.weight};
+    }
+    return std::nullopt;
+}
+
+// Pushes a frame for the loop's first iteration, if it runs at all. `outer` may move: copy first.
+void WalkCursor::enter(const Loop& loop, const Frame& outer)
+{
+    Frame frame;
+    frame.sequence = &loop.body;
+    frame.loop = &loop;
+    frame.weight = outer.weight;
+    frame.active = outer.active;
+    if (loop.iterations.is_histogram() && draws_ == nullptr) {
+        frame.weight *= loop.iterations.histogram().mean();
+    } else if (loop.iterations.is_exact()) {
+        frame.iterations = loop.iterations.exact();
+    } else if (loop.iterations.is_histogram() && needs_one_count(loop)) {
+        frame.iterations = draws_->draw(loop.iterations.histogram());
+    } else {
+        frame.counts.assign(frame.active.size(), 0);
+        if (loop.iterations.is_histogram()) {
+            for (Rank r : participants_of(loop)) {
+                if (static_cast<size_t>(r) < frame.active.size() && frame.active[static_cast<size_t>(r)]) {
+                    frame.counts[static_cast<size_t>(r)] = draws_->draw(loop.iterations.histogram());
+                }
+            }
+        } else {
+            for (const auto& entry : loop.iterations.per_rank()) {
+                for (Rank r : entry.ranks.expand()) {
+                    if (static_cast<size_t>(r) < frame.counts.size()) frame.counts[static_cast<size_t>(r)] = entry.value;
+                }
+            }
+        }
+        frame.iterations = 0;
+        for (size_t r = 0; r < frame.active.size(); ++r) {
+            if (frame.active[r]) frame.iterations = std::max(frame.iterations, frame.counts[r]);
+        }
+        frame.loop_active = frame.active;
+        restrict_to_iteration(frame);
+    }
+    if (frame.iterations > 0) stack_.push_back(std::move(frame));
+}
+
+// With per-rank counts, an iteration has the ranks that are still within their own count.
+void WalkCursor::restrict_to_iteration(Frame& frame)
+{
+    if (frame.counts.empty()) return;
+    for (size_t r = 0; r < frame.active.size(); ++r) {
+        frame.active[r] = frame.loop_active[r] && frame.counts[r] > frame.iteration ? 1 : 0;
+    }
+}
+
+const std::vector<Rank>& WalkCursor::participants_of(const Loop& loop)
 {
     auto [slot, inserted] = loop_participants_.try_emplace(&loop);
     if (inserted) {
@@ -211,14 +234,14 @@ const std::vector<Rank>& TraceWalker::participants_of(const Loop& loop)
     return slot->second;
 }
 
-bool TraceWalker::needs_one_count(const Loop& loop)
+bool WalkCursor::needs_one_count(const Loop& loop)
 {
     auto [slot, inserted] = loop_needs_one_count_.try_emplace(&loop, false);
     if (inserted) slot->second = meets_across_ranks(loop.body);
     return slot->second;
 }
 
-void TraceWalker::visit(const Event& event, const std::vector<char>& active, double weight)
+void WalkCursor::collect(const Event& event, const std::vector<char>& active)
 {
     participants_.clear();
     for (const auto& run : event.ranks.runs()) {
@@ -235,13 +258,25 @@ void TraceWalker::visit(const Event& event, const std::vector<char>& active, dou
     }
     // Runs of one rank list come in order, so this rarely has work to do.
     if (!std::is_sorted(participants_.begin(), participants_.end())) std::sort(participants_.begin(), participants_.end());
-    const auto kind = operation_kind(event.op);
-    if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
-    if (on_event_) on_event_(event, participants_, communicators_);
-    if (on_call_) {
-        for (Rank r : participants_) on_call_(event, r, communicators_, weight);
+}
+
+TraceWalker::TraceWalker(const Trace& trace, CallVisitor on_call) : trace_(trace), on_call_(std::move(on_call)) {}
+
+TraceWalker::TraceWalker(const Trace& trace, EventVisitor on_event, HistogramSampler& draws)
+    : trace_(trace), on_event_(std::move(on_event)), draws_(&draws)
+{
+}
+
+void TraceWalker::run()
+{
+    WalkCursor cursor(trace_, draws_);
+    while (const auto instance = cursor.next()) {
+        const Event& event = *instance->event;
+        if (on_event_) on_event_(event, *instance->participants, cursor.communicators());
+        if (on_call_) {
+            for (Rank r : *instance->participants) on_call_(event, r, cursor.communicators(), instance->weight);
+        }
     }
-    if (kind == OperationKind::comm_free) communicators_.free(event, participants_);
 }
 
 }  // namespace htrace

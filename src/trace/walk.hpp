@@ -43,42 +43,82 @@ private:
     std::vector<std::map<int64_t, Members>> by_rank_;
 };
 
-class TraceWalker {
-public:
-    // `on_call` sees each call: the event and the world rank making it, in trace order, and how many
-    // calls the visit stands for. That is 1 except inside a loop whose count is a histogram: its
-    // body is visited once, standing for the expected number of iterations.
-    using CallVisitor = std::function<void(const Event&, Rank, const CommunicatorTable&, double weight)>;
-    // `on_event` sees each instance of an event once, with its participants (ascending world ranks).
-    // The table already knows a communicator the event creates, and still knows one it frees.
-    using EventVisitor =
-        std::function<void(const Event&, const std::vector<Rank>& participants, const CommunicatorTable&)>;
+// One event instance as the walk meets it: the event, its participants that are active there
+// (ascending world ranks), and how many calls the visit stands for (1, except inside a loop whose
+// count is a histogram when the walk does not draw: its body is visited once, standing for the
+// expected number of iterations).
+struct EventInstance {
+    const Event* event = nullptr;
+    const std::vector<Rank>* participants = nullptr;
+    double weight = 1;
+};
 
-    TraceWalker(const Trace& trace, CallVisitor on_call);
-    // Replay's walk: a loop whose count is a histogram draws its count from `draws` when an instance
-    // of it starts. A loop that holds collectives (or communicator changes) runs one count for all
-    // its participants, as their instances must meet; any other draws one count per participant, in
-    // rank order, so that ranks iterate as differently as they did when traced.
-    TraceWalker(const Trace& trace, EventVisitor on_event, HistogramSampler& draws);
-    void run();
+// The walk as a cursor: each next() gives the following instance, so a reader can stop, keep what it
+// needs and go on later (replay looks ahead this way). Loops are iterated where they stand.
+//
+// Without a sampler, a loop whose count is a histogram is visited once (see EventInstance::weight).
+// With one (replay), its count is drawn when an instance of it starts: a loop that holds collectives
+// (or communicator changes) runs one count for all its participants, as their instances must meet;
+// any other draws one count per participant, in rank order, so that ranks iterate as differently as
+// they did when traced.
+class WalkCursor {
+public:
+    WalkCursor(const Trace& trace, HistogramSampler* draws);
+    // The next instance, or nullopt at the end. The communicator table already knows a communicator
+    // the instance creates, and still knows one it frees until the following call.
+    std::optional<EventInstance> next();
+    const CommunicatorTable& communicators() const { return communicators_; }
 
 private:
-    void walk(const Sequence& seq, const std::vector<char>& active, double weight);
-    // Walks `body` while each active rank is still within its own count.
-    void walk_counts(const Sequence& body, const std::vector<char>& active, const std::vector<int64_t>& counts,
-                     double weight);
-    void visit(const Event& event, const std::vector<char>& active, double weight);
+    // One sequence being walked: the trace's body, or a loop's body in one of its iterations.
+    struct Frame {
+        const Sequence* sequence = nullptr;
+        size_t position = 0;
+        std::vector<char> active;  // the ranks that take part in this pass, by world rank
+        double weight = 1;
+        const Loop* loop = nullptr;  // the loop this frame iterates; null for the trace's body
+        int64_t iteration = 0;
+        int64_t iterations = 1;
+        std::vector<int64_t> counts;       // per-rank counts; empty when every active rank runs `iterations`
+        std::vector<char> loop_active;     // with per-rank counts: who took part when the loop started
+    };
+
+    void enter(const Loop& loop, const Frame& outer);
+    void restrict_to_iteration(Frame& frame);
     const std::vector<Rank>& participants_of(const Loop& loop);
     bool needs_one_count(const Loop& loop);
+    void collect(const Event& event, const std::vector<char>& active);
 
     const Trace& trace_;
-    CallVisitor on_call_;
-    EventVisitor on_event_;
-    HistogramSampler* draws_ = nullptr;
+    HistogramSampler* draws_;
+    std::vector<Frame> stack_;
     std::map<const Loop*, std::vector<Rank>> loop_participants_;
     std::map<const Loop*, bool> loop_needs_one_count_;
     CommunicatorTable communicators_;
     std::vector<Rank> participants_;
+    const Event* to_free_ = nullptr;  // a comm_free met last: its communicator goes at the next step
+};
+
+// The whole walk at once, for readers that visit every instance or every call.
+class TraceWalker {
+public:
+    // `on_call` sees each call: the event and the world rank making it, in trace order, and how many
+    // calls the visit stands for (EventInstance::weight).
+    using CallVisitor = std::function<void(const Event&, Rank, const CommunicatorTable&, double weight)>;
+    // `on_event` sees each instance of an event once, with its participants (ascending world ranks).
+    using EventVisitor =
+        std::function<void(const Event&, const std::vector<Rank>& participants, const CommunicatorTable&)>;
+
+    TraceWalker(const Trace& trace, CallVisitor on_call);
+    // A walk that draws loop counts from `draws` (see WalkCursor).
+    TraceWalker(const Trace& trace, EventVisitor on_event, HistogramSampler& draws);
+    void run();
+
+private:
+    const Trace& trace_;
+    CallVisitor on_call_;
+    EventVisitor on_event_;
+    HistogramSampler* draws_ = nullptr;
 };
 
 }  // namespace htrace
