@@ -6,10 +6,12 @@
 
 The test programs (tests/mpi/programs) append one line per MPI call to DIR/rank.<world rank>:
 
-    <MPI function> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or ->
+    <MPI function> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or -> [key=value ...]
 
-This script totals those per (rank, function) -- calls, bytes, the multiset of peers and the multiset
-of matched sources -- and compares them both ways with `h-dump --calls --json TRACE`: every logged
+(the optional key=value fields -- tags, requests completed -- are described in programs/call_log.h;
+check_sequence.py compares them, this script reads and ignores them). This script totals the lines per
+(rank, function) -- calls, bytes, the multiset of peers and the multiset of matched sources -- and
+compares them both ways with `h-dump --calls --json TRACE`: every logged
 call must be in the trace, and the trace must hold nothing more. Every difference is printed (rank,
 function, field, what the program logged, what the trace says).
 
@@ -63,33 +65,64 @@ def parse_rank_list(text, where):
     return ranks
 
 
-def read_program_logs(log_dir, ranks):
-    """{rank: {function: Tally}} from DIR/rank.0 .. rank.N-1; every rank must have written its log."""
+class LoggedCall(collections.namedtuple("LoggedCall", "function bytes peers matched fields where")):
+    """One line of a program log: the function, its bytes, peers and matched sources (lists of strings:
+    world ranks, ANY_SOURCE, PROC_NULL), its key=value fields (a dict of strings) and file:line."""
+
+
+FIELD = re.compile(r"([a-z_]+)=(\S+)")
+
+
+def parse_log_line(line, where):
+    """A LoggedCall from one log line; CannotCompare when the line is malformed."""
+    fields = line.split()
+    if len(fields) < 4:
+        raise CannotCompare(f"{where}: expected '<function> <bytes> <peers> <matched> [key=value ...]', got '{line}'")
+    function, byte_text, peers, matched = fields[:4]
+    if not byte_text.isdigit():
+        raise CannotCompare(f"{where}: bytes '{byte_text}' is not a non-negative integer")
+    extra = {}
+    for text in fields[4:]:
+        field = FIELD.fullmatch(text)
+        if field is None:
+            raise CannotCompare(f"{where}: '{text}' after the four positional fields is not key=value")
+        if field.group(1) in extra:
+            raise CannotCompare(f"{where}: '{field.group(1)}' given twice")
+        extra[field.group(1)] = field.group(2)
+    return LoggedCall(function, int(byte_text), parse_rank_list(peers, where), parse_rank_list(matched, where), extra,
+                      where)
+
+
+def read_call_logs(log_dir, ranks):
+    """{rank: [LoggedCall] in the order the rank made them} from DIR/rank.0 .. rank.N-1; every rank
+    must have written its log, and no other rank."""
     log_dir = pathlib.Path(log_dir)
-    tallies = {}
+    calls = {}
     for rank in range(ranks):
         path = log_dir / f"rank.{rank}"
         if not path.is_file():
             raise CannotCompare(f"rank {rank} wrote no program log ({path} is missing)")
-        per_function = collections.defaultdict(Tally)
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            where = f"{path}:{number}"
-            fields = line.split()
-            if len(fields) != 4:
-                raise CannotCompare(f"{where}: expected '<function> <bytes> <peers> <matched>', got '{line}'")
-            function, byte_text, peers, matched = fields
-            if not byte_text.isdigit():
-                raise CannotCompare(f"{where}: bytes '{byte_text}' is not a non-negative integer")
-            tally = per_function[function]
-            tally.calls += 1
-            tally.bytes += int(byte_text)
-            tally.peers.update(parse_rank_list(peers, where))
-            tally.matched.update(parse_rank_list(matched, where))
-        tallies[rank] = dict(per_function)
+        calls[rank] = [parse_log_line(line, f"{path}:{number}")
+                       for number, line in enumerate(path.read_text().splitlines(), start=1)]
     strays = [p.name for p in log_dir.glob("rank.*") if not re.fullmatch(r"rank\.\d+", p.name)
               or int(p.name.split(".")[1]) >= ranks]
     if strays:
         raise CannotCompare(f"program logs for ranks that do not exist in a {ranks}-rank job: {', '.join(sorted(strays))}")
+    return calls
+
+
+def read_program_logs(log_dir, ranks):
+    """{rank: {function: Tally}} from DIR/rank.0 .. rank.N-1 (the key=value fields do not count)."""
+    tallies = {}
+    for rank, calls in read_call_logs(log_dir, ranks).items():
+        per_function = collections.defaultdict(Tally)
+        for call in calls:
+            tally = per_function[call.function]
+            tally.calls += 1
+            tally.bytes += call.bytes
+            tally.peers.update(call.peers)
+            tally.matched.update(call.matched)
+        tallies[rank] = dict(per_function)
     return tallies
 
 
