@@ -14,7 +14,8 @@
    sees or prints), and a trace file.
 4. Runs check_calls.py (next to this script): the trace must hold exactly the calls the program logged.
    Below precision 100 values merge, so it runs check_precision.py instead for a program it has a
-   model of (--check-precision), and neither for one it has none of (--no-precision-model).
+   model of (--check-precision); for one it has none of (--no-precision-model), check_calls.py
+   compares only the job-wide calls and bytes per function, within TOTALS_TOLERANCE.
 5. At precision 100, runs check_sequence.py on the trace: the tracer's record of each rank's calls,
    in order (sends, receives, completions, collectives), must be the program's log.
 6. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
@@ -44,6 +45,12 @@ import tempfile
 from mpi_launch import mpirun_command
 
 SKIP = 77
+# How far a merged trace's job-wide calls and bytes per function (h-dump --calls) may be from the
+# program's, for a program check_precision.py has no model of. h-dump counts a loop whose count is a
+# histogram by its mean, which is exact for one such loop and an approximation for such loops nested
+# in one another; bytes are exact while a call site's sizes fit in the histogram's bins. On amr at
+# precision 0 (4 and 16 ranks, several runs) the calls came out exact and the bytes within 0.05%.
+TOTALS_TOLERANCE = 0.01
 TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION")
 # Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
 MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
@@ -74,9 +81,8 @@ def parse_arguments(argv):
     parser.add_argument("--check-precision", metavar="PROGRAM",
                         help="also run check_precision.py for this program (convergence, land_sea, drifting)")
     parser.add_argument("--no-precision-model", action="store_true",
-                        help="below precision 100, check neither with check_calls.py (its per-rank exactness is "
-                             "what merging gives up) nor check_precision.py (no model of this program): only the "
-                             "output, the replay and its volume are checked")
+                        help="below precision 100, check_precision.py has no model of this program and per-rank "
+                             "exactness is what merging gives up: check_calls.py compares job-wide totals only")
     args = parser.parse_args(options)
     if args.check_precision and args.no_precision_model:
         parser.error("--check-precision and --no-precision-model exclude each other")
@@ -154,6 +160,10 @@ def run_case(args, mpirun, scratch):
         run_check(failed, "calls: the trace does not hold exactly the calls the program made",
                   [here / "check_calls.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
                    "--ranks", args.np])
+    elif args.no_precision_model:
+        run_check(failed, "calls: the merged trace does not stand for as many calls and bytes as the program made",
+                  [here / "check_calls.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np, "--totals-within", TOTALS_TOLERANCE])
     if args.check_precision:
         run_check(failed, "precision: the merged trace does not hold what the program did",
                   [here / "check_precision.py", "--h-dump", h_dump, "--trace", trace, "--program",
