@@ -53,11 +53,10 @@ printed), 2 when the comparison cannot be made (h-dump fails, a log is malformed
 
 import argparse
 import collections
-import pathlib
 import subprocess
 import sys
 
-from check_calls import CannotCompare, first_difference, load_dump, parse_rank_list, plural
+from check_calls import CannotCompare, first_difference, load_dump, plural, read_call_logs
 
 PROGRAMS = ("convergence", "land_sea", "drifting")
 # How far the calls a trace stands for may be from the logged ones when a loop count is a histogram:
@@ -270,21 +269,10 @@ Call = collections.namedtuple("Call", "function bytes peers")
 
 
 def read_logs(log_dir, ranks):
-    """{rank: [Call]} in call order, peers as world ranks or ANY_SOURCE / PROC_NULL."""
-    logs = {}
-    for rank in range(ranks):
-        path = pathlib.Path(log_dir) / f"rank.{rank}"
-        if not path.is_file():
-            raise CannotCompare(f"rank {rank} wrote no program log ({path} is missing)")
-        calls = []
-        for number, line in enumerate(path.read_text().splitlines(), start=1):
-            fields = line.split()
-            if len(fields) != 4 or not fields[1].isdigit():
-                raise CannotCompare(f"{path}:{number}: expected '<function> <bytes> <peers> <matched>', got '{line}'")
-            peers = parse_rank_list(fields[2], f"{path}:{number}")
-            calls.append(Call(fields[0], int(fields[1]), tuple(sorted(peers))))
-        logs[rank] = calls
-    return logs
+    """{rank: [Call]} in call order, peers as world ranks or ANY_SOURCE / PROC_NULL (check_calls.py
+    reads the lines)."""
+    return {rank: [Call(call.function, call.bytes, tuple(sorted(call.peers))) for call in calls]
+            for rank, calls in read_call_logs(log_dir, ranks).items()}
 
 
 def relative_peer(peer, rank, ranks):

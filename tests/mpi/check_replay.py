@@ -45,16 +45,43 @@ class CannotCompare(Exception):
     pass
 
 
+def parse_sequence(text, where):
+    """{rank: [(kind, operation, {role: value})]} from the text `h-dump --sequence` prints: one call a
+    line, `<rank> <kind> <operation> role=value ...`. A value that is a histogram, `hist(n=3 ...)`,
+    holds spaces: its words are joined back up to its closing parenthesis. A role given more than once
+    on a line (a Waitall's matched_peer per wildcard receive) keeps its last value."""
+    calls = collections.defaultdict(list)
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.split()
+        if len(words) < 3 or not words[0].isdigit():
+            raise CannotCompare(f"{where}, line {number}: expected '<rank> <kind> <operation> role=value ...', "
+                                f"got '{line}'")
+        params = {}
+        open_value = None
+        for word in words[3:]:
+            if open_value is not None:
+                params[open_value] += " " + word
+            elif "=" in word:
+                role, value = word.split("=", 1)
+                params[role] = value
+                open_value = role
+            else:
+                raise CannotCompare(f"{where}, line {number}: '{word}' is not role=value")
+            if params[open_value].count("(") <= params[open_value].count(")"):
+                open_value = None
+        calls[int(words[0])].append((words[1], words[2], params))
+    return calls
+
+
 def sequence(h_dump, trace):
     """{rank: [(kind, operation, {role: value})]} from `h-dump --sequence TRACE`."""
-    result = subprocess.run([h_dump, "--sequence", str(trace)], capture_output=True, text=True, timeout=300)
+    try:
+        result = subprocess.run([h_dump, "--sequence", str(trace)], capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise CannotCompare(f"h-dump --sequence {trace} did not run: {error}") from error
     if result.returncode != 0:
         raise CannotCompare(f"h-dump --sequence {trace} failed: {result.stderr.strip()}")
-    calls = collections.defaultdict(list)
-    for line in result.stdout.splitlines():
-        rank, kind, operation, *params = line.split()
-        calls[int(rank)].append((kind, operation, dict(param.split("=", 1) for param in params)))
-    return calls
+    return parse_sequence(result.stdout, f"h-dump --sequence {trace}")
 
 
 def communication(calls, left_out):

@@ -2,7 +2,8 @@
 """One MPI end-to-end test case: run a program without and with the tracer, and check the trace.
 
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
-                  [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep] -- PROGRAM ARGS...
+                  [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep]
+                  [--check-precision PROGRAM | --no-precision-model] -- PROGRAM ARGS...
 
 1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
@@ -12,11 +13,19 @@
 3. Requires the same exit status and the same stdout (the tracer must not change what the program
    sees or prints), and a trace file.
 4. Runs check_calls.py (next to this script): the trace must hold exactly the calls the program logged.
-5. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
+   Below precision 100 values merge, so it runs check_precision.py instead for a program it has a
+   model of (--check-precision); for one it has none of (--no-precision-model), check_calls.py
+   compares only the job-wide calls and bytes per function, within TOTALS_TOLERANCE.
+5. At precision 100, runs check_sequence.py on the trace: the tracer's record of each rank's calls,
+   in order (sends, receives, completions, collectives), must be the program's log.
+6. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
    check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
-   says; below, it must send as many messages as the program and nearly as many bytes.
+   says; below, it must send as many messages as the program and nearly as many bytes. At precision
+   100 it then runs check_sequence.py on the trace of the replay: replay must make the program's
+   calls, in the program's order, receives and completions included.
 
-Every mpirun has a time limit; running into it is a failure. Exit status 0 passes, 1 fails, 77 skips
+Steps 4-6 all run even when one fails, and the verdict names each check that failed. Every mpirun
+has a time limit; running into it is a failure. Exit status 0 passes, 1 fails, 77 skips
 (no mpirun here), as Meson reads them. The scratch directory is removed after a pass and kept after a
 failure (or with --keep) so its logs and trace can be looked at.
 """
@@ -36,6 +45,12 @@ import tempfile
 from mpi_launch import mpirun_command
 
 SKIP = 77
+# How far a merged trace's job-wide calls and bytes per function (h-dump --calls) may be from the
+# program's, for a program check_precision.py has no model of. h-dump counts a loop whose count is a
+# histogram by its mean, which is exact for one such loop and an approximation for such loops nested
+# in one another; bytes are exact while a call site's sizes fit in the histogram's bins. On amr at
+# precision 0 (4 and 16 ranks, several runs) the calls came out exact and the bytes within 0.05%.
+TOTALS_TOLERANCE = 0.01
 TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION")
 # Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
 MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
@@ -65,7 +80,12 @@ def parse_arguments(argv):
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
     parser.add_argument("--check-precision", metavar="PROGRAM",
                         help="also run check_precision.py for this program (convergence, land_sea, drifting)")
+    parser.add_argument("--no-precision-model", action="store_true",
+                        help="below precision 100, check_precision.py has no model of this program and per-rank "
+                             "exactness is what merging gives up: check_calls.py compares job-wide totals only")
     args = parser.parse_args(options)
+    if args.check_precision and args.no_precision_model:
+        parser.error("--check-precision and --no-precision-model exclude each other")
     # Runs happen inside the scratch directory, so a relative program path must be made absolute.
     args.command = [os.path.abspath(command[0]) if os.path.exists(command[0]) else command[0]] + command[1:]
     if args.reference is not None:
@@ -131,43 +151,73 @@ def run_case(args, mpirun, scratch):
     if not trace.is_file() or trace.stat().st_size == 0:
         raise TestFailure(f"no trace file at {trace}\nstderr of the traced run:\n{traced_stderr}")
 
-    check_calls = pathlib.Path(__file__).resolve().parent / "check_calls.py"
+    failed = []
+    here = pathlib.Path(__file__).resolve().parent
+    h_dump = os.path.abspath(args.h_dump)
     # Below precision 100 values merge into histograms: per-rank exactness is what was given up, and
-    # check_precision.py checks what the histograms hold instead.
-    if args.precision == 100 or not args.check_precision:
-        check = [sys.executable, str(check_calls), "--h-dump", os.path.abspath(args.h_dump), "--trace", str(trace),
-                 "--log-dir", str(log_dir), "--ranks", str(args.np)]
-        print(f"$ {shlex.join(check)}", flush=True)
-        if subprocess.run(check, timeout=300).returncode != 0:
-            raise TestFailure("the trace does not hold exactly the calls the program made (see above)")
+    # check_precision.py checks what the histograms hold instead, where it has a model of the program.
+    if args.precision == 100 or not (args.check_precision or args.no_precision_model):
+        run_check(failed, "calls: the trace does not hold exactly the calls the program made",
+                  [here / "check_calls.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np])
+    elif args.no_precision_model:
+        run_check(failed, "calls: the merged trace does not stand for as many calls and bytes as the program made",
+                  [here / "check_calls.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np, "--totals-within", TOTALS_TOLERANCE])
     if args.check_precision:
-        check = [sys.executable, str(check_calls.with_name("check_precision.py")), "--h-dump",
-                 os.path.abspath(args.h_dump), "--trace", str(trace), "--program", args.check_precision,
-                 "--ranks", str(args.np), "--precision", str(args.precision), "--log-dir", str(log_dir)]
-        print(f"$ {shlex.join(check)}", flush=True)
-        if subprocess.run(check, timeout=300).returncode != 0:
-            raise TestFailure("the merged trace does not hold what the program did (see above)")
+        run_check(failed, "precision: the merged trace does not hold what the program did",
+                  [here / "check_precision.py", "--h-dump", h_dump, "--trace", trace, "--program",
+                   args.check_precision, "--ranks", args.np, "--precision", args.precision, "--log-dir", log_dir])
+    if args.precision == 100:
+        run_check(failed, "sequence of the original trace: the tracer's record of the calls, in order, is not the "
+                          "program's log",
+                  [here / "check_sequence.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np, "--label", "original trace"])
     if args.h_replay:
-        check_replay(args, prefix, scratch, trace, log_dir)
+        check_replay(args, prefix, scratch, trace, log_dir, failed)
+    if failed:
+        raise TestFailure(f"{len(failed)} check(s) failed (their output is above):\n" +
+                          "\n".join(f"  - {failure}" for failure in failed))
 
 
-def check_replay(args, prefix, scratch, trace, log_dir):
-    """Replays `trace` under the tracer, lossless, and checks the replay (check_replay.py)."""
+def run_check(failed, failure, command):
+    """Runs one check script (a Python file and its arguments); on a non-zero exit status, adds
+    `failure` and that status to `failed`."""
+    command = [sys.executable] + [str(word) for word in command]
+    print(f"$ {shlex.join(command)}", flush=True)
+    status = subprocess.run(command, timeout=300).returncode
+    if status != 0:
+        failed.append(f"{failure} ({pathlib.Path(command[1]).name} exit status {status}"
+                      f"{': cannot compare' if status == 2 else ''})")
+
+
+def check_replay(args, prefix, scratch, trace, log_dir, failed):
+    """Replays `trace` under the tracer, lossless, and checks the replay (check_replay.py, and at
+    precision 100 check_sequence.py on the replay's trace)."""
     replayed = scratch / "replayed.h"
     report = scratch / "replay.json"
     command = prefix + [os.path.abspath(args.h_trace), os.path.abspath(args.h_replay), "--report-json", str(report),
                         str(trace)]
-    status, stdout, stderr = run(command, {"HTRACE_FILE": str(replayed), "MERGE_PRECISION": "100"}, scratch,
-                                 args.timeout)
+    try:
+        status, stdout, stderr = run(command, {"HTRACE_FILE": str(replayed), "MERGE_PRECISION": "100"}, scratch,
+                                     args.timeout)
+    except TestFailure as timeout:
+        failed.append(f"replay: h-replay {timeout}")
+        return
     print(stderr, end="")
     if status != 0 or not replayed.is_file() or not report.is_file():
-        raise TestFailure(f"the replay failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
-    check = [sys.executable, str(pathlib.Path(__file__).resolve().with_name("check_replay.py")), "--h-dump",
-             os.path.abspath(args.h_dump), "--original", str(trace), "--replayed", str(replayed), "--report",
-             str(report), "--precision", str(args.precision), "--log-dir", str(log_dir), "--ranks", str(args.np)]
-    print(f"$ {shlex.join(check)}", flush=True)
-    if subprocess.run(check, timeout=300).returncode != 0:
-        raise TestFailure("the replay does not re-enact the program's communication (see above)")
+        failed.append(f"replay: h-replay failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
+        return
+    h_dump = os.path.abspath(args.h_dump)
+    here = pathlib.Path(__file__).resolve().parent
+    run_check(failed, "replay: the replay does not re-enact the program's communication",
+              [here / "check_replay.py", "--h-dump", h_dump, "--original", trace, "--replayed", replayed, "--report",
+               report, "--precision", args.precision, "--log-dir", log_dir, "--ranks", args.np])
+    if args.precision == 100:
+        run_check(failed, "sequence of the replayed trace: the replay does not make the program's calls in the "
+                          "program's order",
+                  [here / "check_sequence.py", "--h-dump", h_dump, "--trace", replayed, "--log-dir", log_dir,
+                   "--ranks", args.np, "--label", "replayed trace"])
 
 
 def main():

@@ -1,19 +1,23 @@
 ! The Fortran test programs' own record of every MPI call they make: the same format as call_log.h.
 !
-! If the environment variable CALL_LOG_DIR is set, each rank appends one line per MPI call to
-! $CALL_LOG_DIR/rank.<world rank>:
+! If the environment variable CALL_LOG_DIR is set, each rank appends one line per MPI call, in the
+! order it made them, to $CALL_LOG_DIR/rank.<world rank>:
 !
-!     <MPI function name> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or ->
+!     <MPI function name> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or -> [key=value ...]
 !
+! The optional key=value fields are those of call_log.h, given to log_call as optional arguments of
+! the same names: tag, recv_tag, matched_tag (point-to-point calls) and completed (Wait/Test calls).
 ! No MPI inside, so the module serves `use mpi` and `use mpi_f08` programs alike and cannot change
-! what the tracer sees. Callers translate MPI_ANY_SOURCE / MPI_PROC_NULL to the LOG_ values below.
+! what the tracer sees. Callers translate MPI_ANY_SOURCE / MPI_PROC_NULL / MPI_ANY_TAG to the LOG_
+! values below.
 module call_log
   implicit none
   private
-  public :: call_log_open, log_call, call_log_close, LOG_ANY_SOURCE, LOG_PROC_NULL
+  public :: call_log_open, log_call, call_log_close, LOG_ANY_SOURCE, LOG_PROC_NULL, LOG_ANY_TAG
 
-  ! Peer values that are not world ranks (negative, so no rank can collide with them).
-  integer, parameter :: LOG_ANY_SOURCE = -1000001, LOG_PROC_NULL = -1000002
+  ! Peer values that are not world ranks, and the wildcard tag (negative, so no rank or tag can
+  ! collide with them).
+  integer, parameter :: LOG_ANY_SOURCE = -1000001, LOG_PROC_NULL = -1000002, LOG_ANY_TAG = -1000003
 
   ! newunit= hands out negative unit numbers, so whether the log is open is kept apart.
   integer :: log_unit = 0
@@ -39,17 +43,37 @@ contains
   end subroutine call_log_open
 
   ! One call. `bytes` is a default integer: the test programs move far less than 2 GiB per call.
-  subroutine log_call(function_name, bytes, peers, matched)
+  ! Point-to-point calls give `tag` (and `recv_tag`, `matched_tag` where call_log.h says), Wait/Test
+  ! calls `completed`: pass them by keyword.
+  subroutine log_call(function_name, bytes, peers, matched, tag, recv_tag, matched_tag, completed)
     character(len=*), intent(in) :: function_name
     integer, intent(in) :: bytes
     integer, intent(in), optional :: peers(:), matched(:)
+    integer, intent(in), optional :: tag, recv_tag, matched_tag, completed
 
     if (.not. log_open) return
     write (log_unit, '(a, 1x, i0)', advance='no') function_name, bytes
     call write_ranks(peers)
     call write_ranks(matched)
+    call write_field('tag', tag)
+    call write_field('recv_tag', recv_tag)
+    call write_field('matched_tag', matched_tag)
+    call write_field('completed', completed)
     write (log_unit, '()')
   end subroutine log_call
+
+  ! ` key=value`, when the value was given; LOG_ANY_TAG is written as ANY_TAG.
+  subroutine write_field(key, value)
+    character(len=*), intent(in) :: key
+    integer, intent(in), optional :: value
+
+    if (.not. present(value)) return
+    if (value == LOG_ANY_TAG) then
+      write (log_unit, '(3a)', advance='no') ' ', key, '=ANY_TAG'
+    else
+      write (log_unit, '(3a, i0)', advance='no') ' ', key, '=', value
+    end if
+  end subroutine write_field
 
   subroutine write_ranks(ranks)
     integer, intent(in), optional :: ranks(:)

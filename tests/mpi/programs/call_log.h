@@ -1,21 +1,35 @@
 /* The test programs' own record of every MPI call they make: the truth the trace is checked against.
  *
- * If the environment variable CALL_LOG_DIR is set, each rank appends one line per MPI call to
- * $CALL_LOG_DIR/rank.<world rank>:
+ * If the environment variable CALL_LOG_DIR is set, each rank appends one line per MPI call, in the
+ * order it made them, to $CALL_LOG_DIR/rank.<world rank>:
  *
- *     <MPI function name> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or ->
+ *     <MPI function name> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or -> [key=value ...]
  *
- * Peers and matched sources are world ranks, or ANY_SOURCE / PROC_NULL. tests/mpi/check_calls.py
- * reads these files. Plain C and stdio only: the log must not make MPI calls of its own, or it would
- * change what the tracer sees. Callers translate MPI_ANY_SOURCE / MPI_PROC_NULL to the LOG_ values
- * below, so this header does not depend on mpi.h. */
+ * Peers and matched sources are world ranks, or ANY_SOURCE / PROC_NULL. After the four positional
+ * fields come optional key=value fields (a line without them is still a valid line):
+ *
+ *     point-to-point (log_send, log_recv, log_recv_matched, log_sendrecv):
+ *         tag=N            the tag given (the send tag of a Sendrecv); tag=ANY_TAG for a wildcard receive
+ *         recv_tag=N       Sendrecv / Sendrecv_replace: the receive tag given (or ANY_TAG)
+ *         matched_tag=N    what a wildcard-tag receive matched at this very call
+ *     completions (log_completion, log_completion_matched), Wait/Test and all their variants:
+ *         completed=N      how many requests the call completed: 0 for a Test that found nothing, the
+ *                          active requests for Waitall/Testall, 1 for Wait/Waitany, outcount for
+ *                          Waitsome/Testsome; requests on MPI_PROC_NULL count as requests
+ *
+ * tests/mpi/check_calls.py totals the positional fields per rank and function; check_sequence.py
+ * compares the lines in order with the trace, using the key=value fields. Plain C and stdio only: the
+ * log must not make MPI calls of its own, or it would change what the tracer sees. Callers translate
+ * MPI_ANY_SOURCE / MPI_PROC_NULL / MPI_ANY_TAG to the LOG_ values below (call_log_mpi.h does it for
+ * C programs), so this header does not depend on mpi.h. */
 #pragma once
 
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Peer values that are not world ranks (negative, so no rank can collide with them). */
-enum { LOG_ANY_SOURCE = -1000001, LOG_PROC_NULL = -1000002 };
+/* Peer values that are not world ranks, and the wildcard tag (negative, so no rank or tag can collide
+ * with them). */
+enum { LOG_ANY_SOURCE = -1000001, LOG_PROC_NULL = -1000002, LOG_ANY_TAG = -1000003 };
 
 static FILE *call_log_file = NULL;
 
@@ -53,41 +67,121 @@ static inline void call_log_write_ranks(int count, const int *ranks)
     }
 }
 
-/* The general form: any number of peers and of matched sources. */
-static inline void log_call_full(const char *function, long long bytes, int peer_count, const int *peers,
-                          int matched_count, const int *matched)
+/* The four positional fields, without the end of the line: key=value fields may follow
+ * (call_log_field), then call_log_end. Returns 0 when there is no log to write to. */
+static inline int call_log_begin(const char *function, long long bytes, int peer_count, const int *peers,
+                                 int matched_count, const int *matched)
 {
     if (call_log_file == NULL)
-        return;
+        return 0;
     fprintf(call_log_file, "%s %lld", function, bytes);
     call_log_write_ranks(peer_count, peers);
     call_log_write_ranks(matched_count, matched);
+    return 1;
+}
+
+/* One key=value field; a tag of LOG_ANY_TAG is written as ANY_TAG. */
+static inline void call_log_field(const char *key, long long value)
+{
+    if (value == LOG_ANY_TAG)
+        fprintf(call_log_file, " %s=ANY_TAG", key);
+    else
+        fprintf(call_log_file, " %s=%lld", key, value);
+}
+
+static inline void call_log_end(void)
+{
     fputc('\n', call_log_file);
 }
 
-/* A call without peers: opaque calls (0 bytes), Barrier, non-rooted collectives, completions without
- * wildcard receives. */
+/* The general form: any number of peers and of matched sources, no key=value fields. */
+static inline void log_call_full(const char *function, long long bytes, int peer_count, const int *peers,
+                          int matched_count, const int *matched)
+{
+    if (call_log_begin(function, bytes, peer_count, peers, matched_count, matched))
+        call_log_end();
+}
+
+/* A call without peers: opaque calls (0 bytes), Barrier, non-rooted collectives. */
 static inline void log_call(const char *function, long long bytes)
 {
     log_call_full(function, bytes, 0, NULL, 0, NULL);
 }
 
-/* A call with one peer (send, receive, probe, rooted collective) and nothing matched. */
+/* A call with one peer: a rooted collective (the root's world rank). */
 static inline void log_call_peer(const char *function, long long bytes, int peer)
 {
     log_call_full(function, bytes, 1, &peer, 0, NULL);
 }
 
-/* A wildcard receive or probe that matched `source` at this very call. */
-static inline void log_call_peer_matched(const char *function, long long bytes, int peer, int source)
+/* A send of any mode to `dest` (a world rank or LOG_PROC_NULL) with `tag`. */
+static inline void log_send(const char *function, long long bytes, int dest, int tag)
 {
-    log_call_full(function, bytes, 1, &peer, 1, &source);
+    if (!call_log_begin(function, bytes, 1, &dest, 0, NULL))
+        return;
+    call_log_field("tag", tag);
+    call_log_end();
 }
 
-/* A completion call that completed `matched_count` wildcard receives. */
-static inline void log_call_matched(const char *function, int matched_count, const int *matched)
+/* A receive (or probe, with 0 bytes) that matched nothing at this call: one from a given source with a
+ * given tag, an MPI_Irecv (whose match only its completion knows, whatever it asked for), or an
+ * MPI_Iprobe that found nothing. */
+static inline void log_recv(const char *function, long long bytes, int source, int tag)
 {
-    log_call_full(function, 0, 0, NULL, matched_count, matched);
+    if (!call_log_begin(function, bytes, 1, &source, 0, NULL))
+        return;
+    call_log_field("tag", tag);
+    call_log_end();
+}
+
+/* A blocking receive (or a probe that found a message, with 0 bytes) and what it matched (its status):
+ * the matched source is logged when it asked for LOG_ANY_SOURCE, the matched tag when it asked for
+ * LOG_ANY_TAG. */
+static inline void log_recv_matched(const char *function, long long bytes, int source, int tag, int matched_source,
+                                    int matched_tag)
+{
+    const int wildcard_source = source == LOG_ANY_SOURCE;
+    if (!call_log_begin(function, bytes, 1, &source, wildcard_source, &matched_source))
+        return;
+    call_log_field("tag", tag);
+    if (tag == LOG_ANY_TAG)
+        call_log_field("matched_tag", matched_tag);
+    call_log_end();
+}
+
+/* MPI_Sendrecv / MPI_Sendrecv_replace: peers are the destination and the source; the matched source and
+ * tag are logged where the receive half asked for a wildcard. */
+static inline void log_sendrecv(const char *function, long long bytes, int dest, int send_tag, int source,
+                                int recv_tag, int matched_source, int matched_tag)
+{
+    const int peers[2] = {dest, source};
+    const int wildcard_source = source == LOG_ANY_SOURCE;
+    if (!call_log_begin(function, bytes, 2, peers, wildcard_source, &matched_source))
+        return;
+    call_log_field("tag", send_tag);
+    call_log_field("recv_tag", recv_tag);
+    if (recv_tag == LOG_ANY_TAG)
+        call_log_field("matched_tag", matched_tag);
+    call_log_end();
+}
+
+/* A Wait/Test call that completed `completed` requests, none of them a wildcard receive. */
+static inline void log_completion(const char *function, int completed)
+{
+    if (!call_log_begin(function, 0, 0, NULL, 0, NULL))
+        return;
+    call_log_field("completed", completed);
+    call_log_end();
+}
+
+/* A Wait/Test call that completed `completed` requests, among them wildcard receives that matched the
+ * `matched_count` sources `matched`. */
+static inline void log_completion_matched(const char *function, int completed, int matched_count, const int *matched)
+{
+    if (!call_log_begin(function, 0, 0, NULL, matched_count, matched))
+        return;
+    call_log_field("completed", completed);
+    call_log_end();
 }
 
 static inline void call_log_close(void)

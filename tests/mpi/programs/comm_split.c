@@ -60,8 +60,7 @@ int main(int argc, char **argv)
             outgoing[i] = rank * 10 + iteration + i;
         MPI_Sendrecv(outgoing, RING_LENGTH, MPI_INT, right, iteration, incoming, RING_LENGTH, MPI_INT, left, iteration,
                      row, MPI_STATUS_IGNORE);
-        const int ring_peers[2] = {world_of[right], world_of[left]};
-        log_call_full("MPI_Sendrecv", 2 * ring_bytes, 2, ring_peers, 0, NULL);
+        log_sendrecv("MPI_Sendrecv", 2 * ring_bytes, world_of[right], iteration, world_of[left], iteration, 0, 0);
 
         long long row_sum = 0, mine = incoming[0] + incoming[RING_LENGTH - 1];
         MPI_Allreduce(&mine, &row_sum, 1, MPI_LONG_LONG, MPI_SUM, row);

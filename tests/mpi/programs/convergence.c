@@ -44,11 +44,6 @@ static int iterations_to_converge(int timestep, int pair)
     return FEWEST_ITERATIONS + (int)(hash2((uint32_t)timestep, (uint32_t)pair) % ITERATION_SPREAD);
 }
 
-static int log_peer(int peer)
-{
-    return peer == MPI_PROC_NULL ? LOG_PROC_NULL : peer;
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -71,11 +66,11 @@ int main(int argc, char **argv)
                 outgoing[i] = hash2((uint32_t)(rank * 1000 + timestep), (uint32_t)(iteration * 10 + i)) % (1 << 24);
             MPI_Request request;
             MPI_Irecv(incoming, MESSAGE_LENGTH, MPI_LONG_LONG, partner, TAG_EXCHANGE, MPI_COMM_WORLD, &request);
-            log_call_peer("MPI_Irecv", message_bytes, log_peer(partner));
+            log_recv("MPI_Irecv", message_bytes, log_rank(partner), TAG_EXCHANGE);
             MPI_Send(outgoing, MESSAGE_LENGTH, MPI_LONG_LONG, partner, TAG_EXCHANGE, MPI_COMM_WORLD);
-            log_call_peer("MPI_Send", message_bytes, log_peer(partner));
+            log_send("MPI_Send", message_bytes, log_rank(partner), TAG_EXCHANGE);
             MPI_Wait(&request, MPI_STATUS_IGNORE);
-            log_call("MPI_Wait", 0);
+            log_completion("MPI_Wait", 1);
             /* A receive from MPI_PROC_NULL leaves `incoming` at zero. */
             for (int i = 0; i < MESSAGE_LENGTH; ++i)
                 local[0] += incoming[i];

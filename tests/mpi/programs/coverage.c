@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call_log.h"
+#include "call_log_mpi.h"
 
 enum { NO_ROOT = -1 }; /* for log_collective: a collective without a root has no peer */
 
@@ -69,7 +69,7 @@ static void log_collective(const char *function, long long bytes, int root_world
             nonblocking_call(__VA_ARGS__, &request_);                                                                 \
             log_collective(#nonblocking_call, (bytes), (root_world_rank));                                            \
             MPI_Wait(&request_, MPI_STATUS_IGNORE);                                                                   \
-            log_call("MPI_Wait", 0);                                                                                  \
+            log_completion("MPI_Wait", 1);                                                                            \
         } else {                                                                                                      \
             blocking_call(__VA_ARGS__);                                                                               \
             log_collective(#blocking_call, (bytes), (root_world_rank));                                               \
@@ -124,7 +124,7 @@ static void send_modes(void)
     for (int mode = 0; mode < 4; ++mode) {
         MPI_Request receive;
         MPI_Irecv(in, LENGTH, MPI_INT, left, TAG_SEND_MODES + mode, MPI_COMM_WORLD, &receive);
-        log_call_peer("MPI_Irecv", bytes, left);
+        log_recv("MPI_Irecv", bytes, left, TAG_SEND_MODES + mode);
         MPI_Barrier(MPI_COMM_WORLD); /* every receive is posted before any Rsend */
         log_call("MPI_Barrier", 0);
         if (mode == 0)
@@ -135,9 +135,9 @@ static void send_modes(void)
             MPI_Rsend(out, LENGTH, MPI_INT, right, TAG_SEND_MODES + mode, MPI_COMM_WORLD);
         else
             MPI_Bsend(out, LENGTH, MPI_INT, right, TAG_SEND_MODES + mode, MPI_COMM_WORLD);
-        log_call_peer(blocking[mode], bytes, right);
+        log_send(blocking[mode], bytes, right, TAG_SEND_MODES + mode);
         MPI_Wait(&receive, MPI_STATUS_IGNORE);
-        log_call("MPI_Wait", 0);
+        log_completion("MPI_Wait", 1);
         add_ints(in, LENGTH);
     }
 
@@ -146,7 +146,7 @@ static void send_modes(void)
         MPI_Request requests[2];
         const int tag = TAG_SEND_MODES + 4 + mode;
         MPI_Irecv(in, LENGTH, MPI_INT, left, tag, MPI_COMM_WORLD, &requests[0]);
-        log_call_peer("MPI_Irecv", bytes, left);
+        log_recv("MPI_Irecv", bytes, left, tag);
         MPI_Barrier(MPI_COMM_WORLD);
         log_call("MPI_Barrier", 0);
         if (mode == 0)
@@ -157,9 +157,9 @@ static void send_modes(void)
             MPI_Irsend(out, LENGTH, MPI_INT, right, tag, MPI_COMM_WORLD, &requests[1]);
         else
             MPI_Ibsend(out, LENGTH, MPI_INT, right, tag, MPI_COMM_WORLD, &requests[1]);
-        log_call_peer(nonblocking[mode], bytes, right);
+        log_send(nonblocking[mode], bytes, right, tag);
         MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
-        log_call("MPI_Waitall", 0);
+        log_completion("MPI_Waitall", 2);
         add_ints(in, LENGTH);
     }
 
@@ -167,21 +167,21 @@ static void send_modes(void)
      * see that it matched the left neighbour. */
     MPI_Request send;
     MPI_Isend(out, LENGTH, MPI_INT, right, TAG_SEND_MODES + 8, MPI_COMM_WORLD, &send);
-    log_call_peer("MPI_Isend", bytes, right);
+    log_send("MPI_Isend", bytes, right, TAG_SEND_MODES + 8);
     MPI_Recv(in, LENGTH, MPI_INT, left, TAG_SEND_MODES + 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    log_call_peer("MPI_Recv", bytes, left);
+    log_recv("MPI_Recv", bytes, left, TAG_SEND_MODES + 8);
     add_ints(in, LENGTH);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
-    log_call("MPI_Wait", 0);
+    log_completion("MPI_Wait", 1);
 
     MPI_Isend(out, 2, MPI_INT, right, TAG_WILDCARD_NO_STATUS, MPI_COMM_WORLD, &send);
-    log_call_peer("MPI_Isend", 2 * INT_BYTES, right);
+    log_send("MPI_Isend", 2 * INT_BYTES, right, TAG_WILDCARD_NO_STATUS);
     /* The capacity counts, not what arrives. */
     MPI_Recv(in, LENGTH, MPI_INT, MPI_ANY_SOURCE, TAG_WILDCARD_NO_STATUS, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    log_call_peer_matched("MPI_Recv", bytes, LOG_ANY_SOURCE, left);
+    log_recv_matched("MPI_Recv", bytes, LOG_ANY_SOURCE, TAG_WILDCARD_NO_STATUS, left, TAG_WILDCARD_NO_STATUS);
     add_ints(in, 2);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
-    log_call("MPI_Wait", 0);
+    log_completion("MPI_Wait", 1);
 
     void *detached;
     int detached_size;
@@ -192,73 +192,75 @@ static void send_modes(void)
 
 static void sendrecv_and_probes(void)
 {
-    const int ring[2] = {right, left};
     int out[3] = {rank, rank + 1, rank + 2}, in[4];
     MPI_Status status;
 
     /* Send side 3 ints, receive side the capacity of 4. */
     MPI_Sendrecv(out, 3, MPI_INT, right, TAG_SENDRECV, in, 4, MPI_INT, left, TAG_SENDRECV, MPI_COMM_WORLD,
                  MPI_STATUS_IGNORE);
-    log_call_full("MPI_Sendrecv", 3 * INT_BYTES + 4 * INT_BYTES, 2, ring, 0, NULL);
+    log_sendrecv("MPI_Sendrecv", 3 * INT_BYTES + 4 * INT_BYTES, right, TAG_SENDRECV, left, TAG_SENDRECV, 0, 0);
     add_ints(in, 3);
 
     MPI_Sendrecv(out, 1, MPI_INT, right, TAG_SENDRECV_WILDCARD, in, 1, MPI_INT, MPI_ANY_SOURCE,
                  TAG_SENDRECV_WILDCARD, MPI_COMM_WORLD, &status);
-    const int wildcard_ring[2] = {right, LOG_ANY_SOURCE};
-    log_call_full("MPI_Sendrecv", 2 * INT_BYTES, 2, wildcard_ring, 1, &status.MPI_SOURCE);
+    log_sendrecv("MPI_Sendrecv", 2 * INT_BYTES, right, TAG_SENDRECV_WILDCARD, LOG_ANY_SOURCE, TAG_SENDRECV_WILDCARD,
+                 status.MPI_SOURCE, status.MPI_TAG);
     add_ints(in, 1);
 
     /* Sendrecv_replace has one buffer description: its bytes are count x type once. */
     int buffer[4] = {rank, 2 * rank, 3 * rank, 4 * rank};
     MPI_Sendrecv_replace(buffer, 4, MPI_INT, right, TAG_REPLACE, left, TAG_REPLACE, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
-    log_call_full("MPI_Sendrecv_replace", 4 * INT_BYTES, 2, ring, 0, NULL);
+    log_sendrecv("MPI_Sendrecv_replace", 4 * INT_BYTES, right, TAG_REPLACE, left, TAG_REPLACE, 0, 0);
     add_ints(buffer, 4);
-    MPI_Sendrecv_replace(buffer, 4, MPI_INT, right, TAG_REPLACE_WILDCARD, MPI_ANY_SOURCE, TAG_REPLACE_WILDCARD,
-                         MPI_COMM_WORLD, &status);
-    log_call_full("MPI_Sendrecv_replace", 4 * INT_BYTES, 2, wildcard_ring, 1, &status.MPI_SOURCE);
+    /* Wildcard source and tag: the only message on its way to this rank now is this one from the left
+     * (the left neighbour's next message to it, TAG_PROBE, comes after it: MPI does not overtake). */
+    MPI_Sendrecv_replace(buffer, 4, MPI_INT, right, TAG_REPLACE_WILDCARD, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
+                         &status);
+    log_sendrecv("MPI_Sendrecv_replace", 4 * INT_BYTES, right, TAG_REPLACE_WILDCARD, LOG_ANY_SOURCE, LOG_ANY_TAG,
+                 status.MPI_SOURCE, status.MPI_TAG);
     add_ints(buffer, 4);
 
     /* Probe a message from the left; Iprobe the same with a wildcard (it has arrived, but polling is
      * how real codes do it, so every call is logged); then receive it. */
     MPI_Request send;
     MPI_Isend(out, 3, MPI_INT, right, TAG_PROBE, MPI_COMM_WORLD, &send);
-    log_call_peer("MPI_Isend", 3 * INT_BYTES, right);
+    log_send("MPI_Isend", 3 * INT_BYTES, right, TAG_PROBE);
     MPI_Probe(left, TAG_PROBE, MPI_COMM_WORLD, &status);
-    log_call_peer("MPI_Probe", 0, left);
+    log_recv("MPI_Probe", 0, left, TAG_PROBE);
     int flag = 0;
     while (!flag) {
         MPI_Iprobe(MPI_ANY_SOURCE, TAG_PROBE, MPI_COMM_WORLD, &flag, &status);
         if (flag)
-            log_call_peer_matched("MPI_Iprobe", 0, LOG_ANY_SOURCE, status.MPI_SOURCE);
+            log_recv_status("MPI_Iprobe", 0, MPI_ANY_SOURCE, TAG_PROBE, &status);
         else
-            log_call_peer("MPI_Iprobe", 0, LOG_ANY_SOURCE);
+            log_recv("MPI_Iprobe", 0, LOG_ANY_SOURCE, TAG_PROBE);
     }
     int count;
     MPI_Get_count(&status, MPI_INT, &count);
     log_call("MPI_Get_count", 0);
     MPI_Recv(in, count, MPI_INT, status.MPI_SOURCE, TAG_PROBE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    log_call_peer("MPI_Recv", count * INT_BYTES, status.MPI_SOURCE);
+    log_recv("MPI_Recv", count * INT_BYTES, status.MPI_SOURCE, TAG_PROBE);
     add_ints(in, count);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
-    log_call("MPI_Wait", 0);
+    log_completion("MPI_Wait", 1);
 
     /* A wildcard probe, whose match is reported at the call. */
     MPI_Isend(out, 2, MPI_INT, right, TAG_PROBE_WILDCARD, MPI_COMM_WORLD, &send);
-    log_call_peer("MPI_Isend", 2 * INT_BYTES, right);
+    log_send("MPI_Isend", 2 * INT_BYTES, right, TAG_PROBE_WILDCARD);
     MPI_Probe(MPI_ANY_SOURCE, TAG_PROBE_WILDCARD, MPI_COMM_WORLD, &status);
-    log_call_peer_matched("MPI_Probe", 0, LOG_ANY_SOURCE, status.MPI_SOURCE);
+    log_recv_status("MPI_Probe", 0, MPI_ANY_SOURCE, TAG_PROBE_WILDCARD, &status);
     MPI_Recv(in, 2, MPI_INT, status.MPI_SOURCE, TAG_PROBE_WILDCARD, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    log_call_peer("MPI_Recv", 2 * INT_BYTES, status.MPI_SOURCE);
+    log_recv("MPI_Recv", 2 * INT_BYTES, status.MPI_SOURCE, TAG_PROBE_WILDCARD);
     add_ints(in, 2);
     MPI_Wait(&send, MPI_STATUS_IGNORE);
-    log_call("MPI_Wait", 0);
+    log_completion("MPI_Wait", 1);
 
     /* Sends and receives with MPI_PROC_NULL complete at once and move nothing, but they are calls. */
     MPI_Send(out, 3, MPI_INT, MPI_PROC_NULL, TAG_PROBE, MPI_COMM_WORLD);
-    log_call_peer("MPI_Send", 3 * INT_BYTES, LOG_PROC_NULL);
+    log_send("MPI_Send", 3 * INT_BYTES, LOG_PROC_NULL, TAG_PROBE);
     MPI_Recv(in, 3, MPI_INT, MPI_PROC_NULL, TAG_PROBE, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    log_call_peer("MPI_Recv", 3 * INT_BYTES, LOG_PROC_NULL);
+    log_recv("MPI_Recv", 3 * INT_BYTES, LOG_PROC_NULL, TAG_PROBE);
 }
 
 /* A receive that never matches, cancelled: the tracer records MPI_Cancel and MPI_Test_cancelled by
@@ -269,11 +271,11 @@ static void cancellation(void)
     MPI_Request request;
     MPI_Status status;
     MPI_Irecv(&never, 1, MPI_INT, left, TAG_NEVER_SENT, MPI_COMM_WORLD, &request);
-    log_call_peer("MPI_Irecv", INT_BYTES, left);
+    log_recv("MPI_Irecv", INT_BYTES, left, TAG_NEVER_SENT);
     MPI_Cancel(&request);
     log_call("MPI_Cancel", 0);
     MPI_Wait(&request, &status);
-    log_call("MPI_Wait", 0);
+    log_completion("MPI_Wait", 1); /* a cancelled request is complete too */
     int cancelled;
     MPI_Test_cancelled(&status, &cancelled);
     log_call("MPI_Test_cancelled", 0);
@@ -292,12 +294,12 @@ static void post_exchange(int tag, MPI_Request requests[EXCHANGE_REQUESTS], int 
     values[2] = values[3] = 1000 * tag + rank;
     for (int i = 0; i < EXCHANGE_WILDCARDS; ++i) {
         MPI_Irecv(&values[i], 1, MPI_INT, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &requests[i]);
-        log_call_peer("MPI_Irecv", INT_BYTES, LOG_ANY_SOURCE);
+        log_recv("MPI_Irecv", INT_BYTES, LOG_ANY_SOURCE, tag);
     }
     MPI_Isend(&values[2], 1, MPI_INT, left, tag, MPI_COMM_WORLD, &requests[2]);
-    log_call_peer("MPI_Isend", INT_BYTES, left);
+    log_send("MPI_Isend", INT_BYTES, left, tag);
     MPI_Isend(&values[3], 1, MPI_INT, right, tag, MPI_COMM_WORLD, &requests[3]);
-    log_call_peer("MPI_Isend", INT_BYTES, right);
+    log_send("MPI_Isend", INT_BYTES, right, tag);
 }
 
 /* The sources of the wildcard receives among `completed` request indices. */
@@ -322,26 +324,28 @@ static void completions(void)
     post_exchange(TAG_COMPLETION + 0, requests, values);
     for (int i = 0; i < EXCHANGE_REQUESTS; ++i) {
         MPI_Wait(&requests[i], &status);
-        log_call_matched("MPI_Wait", wildcard_sources(1, &i, &status, sources), sources);
+        log_completion_matched("MPI_Wait", 1, wildcard_sources(1, &i, &status, sources), sources);
     }
     add_ints(values, EXCHANGE_WILDCARDS);
 
     post_exchange(TAG_COMPLETION + 1, requests, values);
     MPI_Waitall(EXCHANGE_REQUESTS, requests, statuses);
-    log_call_matched("MPI_Waitall", wildcard_sources(EXCHANGE_REQUESTS, all_indices, statuses, sources), sources);
+    log_completion_matched("MPI_Waitall", EXCHANGE_REQUESTS,
+                           wildcard_sources(EXCHANGE_REQUESTS, all_indices, statuses, sources), sources);
     add_ints(values, EXCHANGE_WILDCARDS);
 
     post_exchange(TAG_COMPLETION + 2, requests, values);
     for (int done = 0; done < EXCHANGE_REQUESTS; ++done) {
         MPI_Waitany(EXCHANGE_REQUESTS, requests, &index, &status);
-        log_call_matched("MPI_Waitany", wildcard_sources(1, &index, &status, sources), sources);
+        log_completion_matched("MPI_Waitany", 1, wildcard_sources(1, &index, &status, sources), sources);
     }
     add_ints(values, EXCHANGE_WILDCARDS);
 
     post_exchange(TAG_COMPLETION + 3, requests, values);
     for (int done = 0; done < EXCHANGE_REQUESTS; done += outcount) {
         MPI_Waitsome(EXCHANGE_REQUESTS, requests, &outcount, indices, statuses);
-        log_call_matched("MPI_Waitsome", wildcard_sources(outcount, indices, statuses, sources), sources);
+        log_completion_matched("MPI_Waitsome", outcount, wildcard_sources(outcount, indices, statuses, sources),
+                               sources);
     }
     add_ints(values, EXCHANGE_WILDCARDS);
 
@@ -350,7 +354,7 @@ static void completions(void)
     for (int i = 0; i < EXCHANGE_REQUESTS; ++i) {
         do {
             MPI_Test(&requests[i], &flag, &status);
-            log_call_matched("MPI_Test", flag ? wildcard_sources(1, &i, &status, sources) : 0, sources);
+            log_completion_matched("MPI_Test", flag, flag ? wildcard_sources(1, &i, &status, sources) : 0, sources);
         } while (!flag);
     }
     add_ints(values, EXCHANGE_WILDCARDS);
@@ -358,8 +362,9 @@ static void completions(void)
     post_exchange(TAG_COMPLETION + 5, requests, values);
     do {
         MPI_Testall(EXCHANGE_REQUESTS, requests, &flag, statuses);
-        log_call_matched("MPI_Testall",
-                         flag ? wildcard_sources(EXCHANGE_REQUESTS, all_indices, statuses, sources) : 0, sources);
+        log_completion_matched("MPI_Testall", flag ? EXCHANGE_REQUESTS : 0,
+                               flag ? wildcard_sources(EXCHANGE_REQUESTS, all_indices, statuses, sources) : 0,
+                               sources);
     } while (!flag);
     add_ints(values, EXCHANGE_WILDCARDS);
 
@@ -367,7 +372,8 @@ static void completions(void)
     for (int done = 0; done < EXCHANGE_REQUESTS;) {
         MPI_Testany(EXCHANGE_REQUESTS, requests, &index, &flag, &status);
         const int completed = flag && index != MPI_UNDEFINED;
-        log_call_matched("MPI_Testany", completed ? wildcard_sources(1, &index, &status, sources) : 0, sources);
+        log_completion_matched("MPI_Testany", completed,
+                               completed ? wildcard_sources(1, &index, &status, sources) : 0, sources);
         done += completed;
     }
     add_ints(values, EXCHANGE_WILDCARDS);
@@ -375,18 +381,19 @@ static void completions(void)
     post_exchange(TAG_COMPLETION + 7, requests, values);
     for (int done = 0; done < EXCHANGE_REQUESTS; done += outcount) {
         MPI_Testsome(EXCHANGE_REQUESTS, requests, &outcount, indices, statuses);
-        log_call_matched("MPI_Testsome", wildcard_sources(outcount, indices, statuses, sources), sources);
+        log_completion_matched("MPI_Testsome", outcount, wildcard_sources(outcount, indices, statuses, sources),
+                               sources);
     }
     add_ints(values, EXCHANGE_WILDCARDS);
 
     /* A wildcard receive completed by MPI_Wait without a status: only the left neighbour sends this
      * tag, so the program knows the match; the tracer must find it with a status of its own. */
     MPI_Irecv(&values[0], 1, MPI_INT, MPI_ANY_SOURCE, TAG_COMPLETION + 8, MPI_COMM_WORLD, &requests[0]);
-    log_call_peer("MPI_Irecv", INT_BYTES, LOG_ANY_SOURCE);
+    log_recv("MPI_Irecv", INT_BYTES, LOG_ANY_SOURCE, TAG_COMPLETION + 8);
     MPI_Send(&rank, 1, MPI_INT, right, TAG_COMPLETION + 8, MPI_COMM_WORLD);
-    log_call_peer("MPI_Send", INT_BYTES, right);
+    log_send("MPI_Send", INT_BYTES, right, TAG_COMPLETION + 8);
     MPI_Wait(&requests[0], MPI_STATUS_IGNORE);
-    log_call_matched("MPI_Wait", 1, &left);
+    log_completion_matched("MPI_Wait", 1, 1, &left);
     add_ints(values, 1);
 }
 
@@ -568,7 +575,7 @@ static void in_place_collectives(void)
     MPI_Iallreduce(MPI_IN_PLACE, sums, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD, &request);
     log_call("MPI_Iallreduce", 2 * LONG_BYTES);
     MPI_Wait(&request, MPI_STATUS_IGNORE);
-    log_call("MPI_Wait", 0);
+    log_completion("MPI_Wait", 1);
     checksum += sums[0] + sums[1];
 
     long long reduced[2] = {rank, 3};

@@ -54,11 +54,11 @@ int main(int argc, char **argv)
 
         MPI_Request requests[2];
         MPI_Irecv(incoming, count, MPI_DOUBLE, left, TAG_HALO, MPI_COMM_WORLD, &requests[0]);
-        log_call_peer("MPI_Irecv", message_bytes, left);
+        log_recv("MPI_Irecv", message_bytes, left, TAG_HALO);
         MPI_Isend(outgoing, count, MPI_DOUBLE, right, TAG_HALO, MPI_COMM_WORLD, &requests[1]);
-        log_call_peer("MPI_Isend", message_bytes, right);
+        log_send("MPI_Isend", message_bytes, right, TAG_HALO);
         MPI_Waitall(2, requests, MPI_STATUSES_IGNORE);
-        log_call("MPI_Waitall", 0);
+        log_completion("MPI_Waitall", 2);
 
         double local = 0.0, global = 0.0;
         for (int i = 0; i < count; ++i)

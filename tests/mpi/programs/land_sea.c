@@ -60,12 +60,12 @@ int main(int argc, char **argv)
          * apart when both neighbours are the same rank. */
         for (int n = 0; n < NEIGHBORS; ++n) {
             MPI_Irecv(incoming[n], message_bytes, MPI_BYTE, neighbor[n], 1 - n, MPI_COMM_WORLD, &requests[n]);
-            log_call_peer("MPI_Irecv", message_bytes, neighbor[n]);
+            log_recv("MPI_Irecv", message_bytes, neighbor[n], 1 - n);
             MPI_Isend(outgoing[n], message_bytes, MPI_BYTE, neighbor[n], n, MPI_COMM_WORLD, &requests[NEIGHBORS + n]);
-            log_call_peer("MPI_Isend", message_bytes, neighbor[n]);
+            log_send("MPI_Isend", message_bytes, neighbor[n], n);
         }
         MPI_Waitall(2 * NEIGHBORS, requests, MPI_STATUSES_IGNORE);
-        log_call("MPI_Waitall", 0);
+        log_completion("MPI_Waitall", 2 * NEIGHBORS);
 
         long long local = 0, global = 0;
         for (int n = 0; n < NEIGHBORS; ++n)

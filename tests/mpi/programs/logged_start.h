@@ -4,7 +4,7 @@
 
 #include <mpi.h>
 
-#include "call_log.h"
+#include "call_log_mpi.h"
 
 static inline void logged_start(int *argc, char ***argv, int *rank, int *size)
 {

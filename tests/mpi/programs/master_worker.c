@@ -36,10 +36,10 @@ static void send_task_or_stop(int task, int tasks, int worker)
         for (int i = 0; i < length; ++i)
             data[i] = task * 100 + i;
         MPI_Send(data, length, MPI_INT, worker, TAG_TASK, MPI_COMM_WORLD);
-        log_call_peer("MPI_Send", length * (long long)sizeof(int), worker);
+        log_send("MPI_Send", length * (long long)sizeof(int), worker, TAG_TASK);
     } else {
         MPI_Send(NULL, 0, MPI_INT, worker, TAG_STOP, MPI_COMM_WORLD);
-        log_call_peer("MPI_Send", 0, worker);
+        log_send("MPI_Send", 0, worker, TAG_STOP);
     }
 }
 
@@ -58,7 +58,7 @@ static void master(int size, int tasks, long long share[2])
         long long result[2]; /* task, value */
         MPI_Status status;
         MPI_Recv(result, 2, MPI_LONG_LONG, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
-        log_call_peer_matched("MPI_Recv", 2 * sizeof(long long), LOG_ANY_SOURCE, status.MPI_SOURCE);
+        log_recv_status("MPI_Recv", 2 * sizeof(long long), MPI_ANY_SOURCE, MPI_ANY_TAG, &status);
         total += result[1];
         if (next_task >= tasks)
             --busy;
@@ -74,9 +74,9 @@ static void master(int size, int tasks, long long share[2])
         MPI_Request request;
         MPI_Status status;
         MPI_Irecv(&done, 1, MPI_INT, MPI_ANY_SOURCE, TAG_REPORT, MPI_COMM_WORLD, &request);
-        log_call_peer("MPI_Irecv", sizeof(int), LOG_ANY_SOURCE);
+        log_recv("MPI_Irecv", sizeof(int), LOG_ANY_SOURCE, TAG_REPORT);
         MPI_Wait(&request, &status);
-        log_call_matched("MPI_Wait", 1, &status.MPI_SOURCE);
+        log_completion_matched("MPI_Wait", 1, 1, &status.MPI_SOURCE);
         reported += done;
     }
     share[0] = reported;
@@ -90,7 +90,7 @@ static void worker(long long share[2])
         int data[MAX_TASK_LENGTH];
         MPI_Status status;
         MPI_Recv(data, MAX_TASK_LENGTH, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD, &status);
-        log_call_peer("MPI_Recv", task_capacity_bytes, 0);
+        log_recv_status("MPI_Recv", task_capacity_bytes, 0, MPI_ANY_TAG, &status);
         if (status.MPI_TAG == TAG_STOP)
             break;
         int length;
@@ -100,7 +100,7 @@ static void worker(long long share[2])
         for (int i = 0; i < length; ++i)
             result[1] += (long long)data[i] * data[i] % 1009;
         MPI_Send(result, 2, MPI_LONG_LONG, 0, TAG_RESULT, MPI_COMM_WORLD);
-        log_call_peer("MPI_Send", 2 * sizeof(long long), 0);
+        log_send("MPI_Send", 2 * sizeof(long long), 0, TAG_RESULT);
         share[0] += 1;
         share[1] += result[1];
     }
@@ -108,7 +108,7 @@ static void worker(long long share[2])
     log_call("MPI_Barrier", 0);
     int done = (int)share[0];
     MPI_Send(&done, 1, MPI_INT, 0, TAG_REPORT, MPI_COMM_WORLD);
-    log_call_peer("MPI_Send", sizeof(int), 0);
+    log_send("MPI_Send", sizeof(int), 0, TAG_REPORT);
 }
 
 int main(int argc, char **argv)

@@ -29,16 +29,16 @@ int main(int argc, char **argv)
             for (int i = 0; i < TOKEN_LENGTH; ++i)
                 token[i] = lap + i;
             MPI_Send(token, TOKEN_LENGTH, MPI_LONG_LONG, right, lap, MPI_COMM_WORLD);
-            log_call_peer("MPI_Send", token_bytes, right);
+            log_send("MPI_Send", token_bytes, right, lap);
             MPI_Recv(token, TOKEN_LENGTH, MPI_LONG_LONG, left, lap, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            log_call_peer("MPI_Recv", token_bytes, left);
+            log_recv("MPI_Recv", token_bytes, left, lap);
         } else {
             MPI_Recv(token, TOKEN_LENGTH, MPI_LONG_LONG, left, lap, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            log_call_peer("MPI_Recv", token_bytes, left);
+            log_recv("MPI_Recv", token_bytes, left, lap);
             for (int i = 0; i < TOKEN_LENGTH; ++i)
                 token[i] += rank * (i + 1);
             MPI_Send(token, TOKEN_LENGTH, MPI_LONG_LONG, right, lap, MPI_COMM_WORLD);
-            log_call_peer("MPI_Send", token_bytes, right);
+            log_send("MPI_Send", token_bytes, right, lap);
         }
         for (int i = 0; i < TOKEN_LENGTH; ++i)
             seen += token[i];

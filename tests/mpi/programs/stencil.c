@@ -14,11 +14,6 @@
 
 enum { NORTH, SOUTH, WEST, EAST, DIRECTIONS };
 
-static int log_peer(int peer)
-{
-    return peer == MPI_PROC_NULL ? LOG_PROC_NULL : peer;
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -60,25 +55,25 @@ int main(int argc, char **argv)
     for (int iteration = 0; iteration < iterations; ++iteration) {
         MPI_Request requests[2 * DIRECTIONS];
         MPI_Irecv(&AT(u, 0, 1), n, MPI_DOUBLE, neighbor[NORTH], SOUTH, MPI_COMM_WORLD, &requests[0]);
-        log_call_peer("MPI_Irecv", halo_bytes, log_peer(neighbor[NORTH]));
+        log_recv("MPI_Irecv", halo_bytes, log_rank(neighbor[NORTH]), SOUTH);
         MPI_Irecv(&AT(u, n + 1, 1), n, MPI_DOUBLE, neighbor[SOUTH], NORTH, MPI_COMM_WORLD, &requests[1]);
-        log_call_peer("MPI_Irecv", halo_bytes, log_peer(neighbor[SOUTH]));
+        log_recv("MPI_Irecv", halo_bytes, log_rank(neighbor[SOUTH]), NORTH);
         MPI_Irecv(&AT(u, 1, 0), 1, column, neighbor[WEST], EAST, MPI_COMM_WORLD, &requests[2]);
-        log_call_peer("MPI_Irecv", halo_bytes, log_peer(neighbor[WEST]));
+        log_recv("MPI_Irecv", halo_bytes, log_rank(neighbor[WEST]), EAST);
         MPI_Irecv(&AT(u, 1, n + 1), 1, column, neighbor[EAST], WEST, MPI_COMM_WORLD, &requests[3]);
-        log_call_peer("MPI_Irecv", halo_bytes, log_peer(neighbor[EAST]));
+        log_recv("MPI_Irecv", halo_bytes, log_rank(neighbor[EAST]), WEST);
 
         MPI_Isend(&AT(u, 1, 1), n, MPI_DOUBLE, neighbor[NORTH], NORTH, MPI_COMM_WORLD, &requests[4]);
-        log_call_peer("MPI_Isend", halo_bytes, log_peer(neighbor[NORTH]));
+        log_send("MPI_Isend", halo_bytes, log_rank(neighbor[NORTH]), NORTH);
         MPI_Isend(&AT(u, n, 1), n, MPI_DOUBLE, neighbor[SOUTH], SOUTH, MPI_COMM_WORLD, &requests[5]);
-        log_call_peer("MPI_Isend", halo_bytes, log_peer(neighbor[SOUTH]));
+        log_send("MPI_Isend", halo_bytes, log_rank(neighbor[SOUTH]), SOUTH);
         MPI_Isend(&AT(u, 1, 1), 1, column, neighbor[WEST], WEST, MPI_COMM_WORLD, &requests[6]);
-        log_call_peer("MPI_Isend", halo_bytes, log_peer(neighbor[WEST]));
+        log_send("MPI_Isend", halo_bytes, log_rank(neighbor[WEST]), WEST);
         MPI_Isend(&AT(u, 1, n), 1, column, neighbor[EAST], EAST, MPI_COMM_WORLD, &requests[7]);
-        log_call_peer("MPI_Isend", halo_bytes, log_peer(neighbor[EAST]));
+        log_send("MPI_Isend", halo_bytes, log_rank(neighbor[EAST]), EAST);
 
         MPI_Waitall(2 * DIRECTIONS, requests, MPI_STATUSES_IGNORE);
-        log_call("MPI_Waitall", 0);
+        log_completion("MPI_Waitall", 2 * DIRECTIONS); /* requests on MPI_PROC_NULL count too */
 
         double local_residual = 0.0;
         for (int i = 1; i <= n; ++i)

@@ -60,15 +60,15 @@ program stencil_fortran
     do direction = 1, 4
       call MPI_Irecv(incoming(1, direction), n, MPI_DOUBLE_PRECISION, neighbor(direction), &
                      opposite(direction), MPI_COMM_WORLD, requests(direction), ierr)
-      call log_call('MPI_Irecv', halo_bytes, [log_peer(neighbor(direction))])
+      call log_call('MPI_Irecv', halo_bytes, [log_peer(neighbor(direction))], tag=opposite(direction))
     end do
     do direction = 1, 4
       call MPI_Isend(outgoing(1, direction), n, MPI_DOUBLE_PRECISION, neighbor(direction), direction, &
                      MPI_COMM_WORLD, requests(4 + direction), ierr)
-      call log_call('MPI_Isend', halo_bytes, [log_peer(neighbor(direction))])
+      call log_call('MPI_Isend', halo_bytes, [log_peer(neighbor(direction))], tag=direction)
     end do
     call MPI_Waitall(8, requests, MPI_STATUSES_IGNORE, ierr)
-    call log_call('MPI_Waitall', 0)
+    call log_call('MPI_Waitall', 0, completed=8) ! requests on MPI_PROC_NULL count too
     if (neighbor(NORTH) /= MPI_PROC_NULL) u(0, 1:n) = incoming(:, NORTH)
     if (neighbor(SOUTH) /= MPI_PROC_NULL) u(n + 1, 1:n) = incoming(:, SOUTH)
     if (neighbor(WEST) /= MPI_PROC_NULL) u(1:n, 0) = incoming(:, WEST)

@@ -1,0 +1,290 @@
+#!/usr/bin/env python3
+"""Checks the calls of a trace, per rank and in order, against the traced program's own log.
+
+    check_sequence.py --h-dump PATH --trace TRACE --log-dir DIR --ranks N [--label TEXT]
+    check_sequence.py --sequence DUMP.txt --log-dir DIR --ranks N      (a saved `h-dump --sequence` output)
+
+check_calls.py compares totals per rank and function; this script compares order. Each rank's calls,
+from `h-dump --sequence TRACE` and from the program's log (DIR/rank.<r>, see programs/call_log.h),
+are both reduced to the list of:
+
+  sends         (function, destination, tag, bytes), the function normalised as replay issues it:
+                MPI_Send/Bsend/Rsend as MPI_Send, MPI_Isend/Ibsend/Irsend as MPI_Isend, MPI_Ssend and
+                MPI_Issend as they are; the destination a world rank or PROC_NULL
+  receives      (MPI_Recv or MPI_Irecv, source, tag, bytes): the source (tag) that matched where the
+                call asked for MPI_ANY_SOURCE (MPI_ANY_TAG) and learnt the match itself, else the one
+                it asked for -- so an MPI_Irecv from MPI_ANY_SOURCE stays ANY_SOURCE on both sides:
+                its match is known only at its completion
+  MPI_Sendrecv, MPI_Sendrecv_replace
+                (function, destination, send tag, source, receive tag, bytes), wildcards as receives
+  completions   ('complete', requests completed) for every Wait/Test call that completed at least
+                one, whichever it was: the trace's `completes=`, the log's `completed=`
+  collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
+
+Left out on both sides: MPI_Init, MPI_Finalize, calls recorded by name only (kind `opaque`), probes,
+completion calls that completed nothing (a polling loop's count depends on timing), communicator
+creation and free. Byte counts are what the log and the trace count: send side, receive capacity.
+
+A trace whose completion calls carry no `completes=` cannot be compared on completions: the other
+calls are then compared without them, and the check says so and does not pass.
+
+Prints, for each rank that differs, the first difference (its index in the reduced list and both
+sides). Exit status: 0 when every rank's list is the program's, 1 on any difference, 2 when the
+comparison cannot be made (h-dump fails, a log is malformed, the trace has no completes=, or holds
+values that are not exact: this check is for lossless traces, MERGE_PRECISION=100).
+"""
+
+import argparse
+import pathlib
+import re
+import sys
+
+import check_calls
+from check_calls import CannotCompare
+import check_replay
+
+# Each send mode as replay issues it (see README.md, Replay).
+SEND_FUNCTIONS = {"MPI_Send": "MPI_Send", "MPI_Bsend": "MPI_Send", "MPI_Rsend": "MPI_Send",
+                  "MPI_Ssend": "MPI_Ssend",
+                  "MPI_Isend": "MPI_Isend", "MPI_Ibsend": "MPI_Isend", "MPI_Irsend": "MPI_Isend",
+                  "MPI_Issend": "MPI_Issend"}
+RECEIVE_FUNCTIONS = {"MPI_Recv", "MPI_Irecv"}
+SENDRECV_FUNCTIONS = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
+COMPLETION_FUNCTIONS = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
+                        "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
+_BLOCKING_COLLECTIVES = ["Barrier", "Bcast", "Reduce", "Allreduce", "Gather", "Gatherv", "Scatter", "Scatterv",
+                         "Allgather", "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw", "Reduce_scatter",
+                         "Reduce_scatter_block", "Scan", "Exscan", "Neighbor_allgather", "Neighbor_allgatherv",
+                         "Neighbor_alltoall", "Neighbor_alltoallv", "Neighbor_alltoallw"]
+# The program logs name functions only, so the collectives are listed: each and its MPI_I twin.
+COLLECTIVE_FUNCTIONS = ({f"MPI_{name}" for name in _BLOCKING_COLLECTIVES}
+                        | {f"MPI_I{name[0].lower()}{name[1:]}" for name in _BLOCKING_COLLECTIVES})
+ANY_TAG = "ANY_TAG"
+TRACE_ANY_TAG = "-1"  # h-dump --sequence prints an exact MPI_ANY_TAG as the number the trace stores
+MAX_RANKS_SHOWN = 32
+
+
+class Reduced:
+    """One rank's reduced list: the comparable tuples, and for each where it came from."""
+
+    def __init__(self):
+        self.calls = []
+        self.origins = []
+
+    def add(self, call, origin):
+        if call is not None:
+            self.calls.append(call)
+            self.origins.append(origin)
+
+    def without_completions(self):
+        kept = Reduced()
+        for call, origin in zip(self.calls, self.origins):
+            if call[0] != "complete":
+                kept.add(call, origin)
+        return kept
+
+
+# --- The program's log ----------------------------------------------------------------------------------
+
+def log_field(call, key):
+    if key not in call.fields:
+        raise CannotCompare(f"{call.where}: {call.function} has no {key}= (a program that does not log it yet: "
+                            f"see programs/call_log.h)")
+    return call.fields[key]
+
+
+def only_peer(call, count=1):
+    if len(call.peers) != count:
+        raise CannotCompare(f"{call.where}: {call.function} should name {count} peer(s), names {call.peers}")
+    return call.peers
+
+
+def logged_source(call, source):
+    """The source a receive asked for, or what it matched where it asked for any source and knew."""
+    return call.matched[0] if source == "ANY_SOURCE" and call.matched else source
+
+
+def logged_tag(call, key):
+    tag = log_field(call, key)
+    return call.fields.get("matched_tag", tag) if tag == ANY_TAG else tag
+
+
+def reduce_logged(call):
+    """The comparable tuple of one log line, or None for a call left out."""
+    function = call.function
+    if function in SEND_FUNCTIONS:
+        (dest,) = only_peer(call)
+        return (SEND_FUNCTIONS[function], dest, log_field(call, "tag"), call.bytes)
+    if function in RECEIVE_FUNCTIONS:
+        (source,) = only_peer(call)
+        return (function, logged_source(call, source), logged_tag(call, "tag"), call.bytes)
+    if function in SENDRECV_FUNCTIONS:
+        dest, source = only_peer(call, 2)
+        return (function, dest, log_field(call, "tag"), logged_source(call, source), logged_tag(call, "recv_tag"),
+                call.bytes)
+    if function in COMPLETION_FUNCTIONS:
+        completed = log_field(call, "completed")
+        if not completed.isdigit():
+            raise CannotCompare(f"{call.where}: completed={completed} is not a count")
+        return ("complete", int(completed)) if int(completed) > 0 else None
+    if function in COLLECTIVE_FUNCTIONS:
+        return (function, call.peers[0] if call.peers else None, call.bytes)
+    return None
+
+
+def reduce_logs(log_dir, ranks):
+    reduced = {}
+    for rank, calls in check_calls.read_call_logs(log_dir, ranks).items():
+        reduced[rank] = Reduced()
+        for call in calls:
+            reduced[rank].add(reduce_logged(call), call.where)
+    return reduced
+
+
+# --- The trace ------------------------------------------------------------------------------------------
+
+class TraceReducer:
+    """Reduces `h-dump --sequence` calls; counts completion calls that do not say what they completed."""
+
+    def __init__(self):
+        self.completions_without_count = 0
+
+    @staticmethod
+    def exact(params, role, where, default=None):
+        value = params.get(role, default)
+        if value is None:
+            raise CannotCompare(f"{where}: no {role}=")
+        if "(" in value or "," in value:
+            raise CannotCompare(f"{where}: {role}={value} is not one exact value (a merged trace? this check is "
+                                f"for MERGE_PRECISION=100)")
+        return value
+
+    def number(self, params, role, where):
+        value = self.exact(params, role, where, "0")
+        if not re.fullmatch(r"-?\d+", value):
+            raise CannotCompare(f"{where}: {role}={value} is not a number")
+        return int(value)
+
+    def tag(self, params, role, where):
+        tag = self.exact(params, role, where)
+        if tag in (TRACE_ANY_TAG, ANY_TAG):
+            return self.exact(params, "matched_tag", where, ANY_TAG)
+        return tag
+
+    def source(self, params, role, where):
+        source = self.exact(params, role, where)
+        return self.exact(params, "matched_peer", where) if source == "ANY_SOURCE" and "matched_peer" in params \
+            else source
+
+    def reduce(self, kind, function, params, where):
+        """The comparable tuple of one traced call, or None for a call left out."""
+        if kind == "send":
+            return (SEND_FUNCTIONS.get(function, function), self.exact(params, "peer", where),
+                    self.tag(params, "tag", where), self.number(params, "bytes", where))
+        if kind == "recv":
+            return (function, self.source(params, "peer", where), self.tag(params, "tag", where),
+                    self.number(params, "recv_bytes", where))
+        if kind == "sendrecv":
+            return (function, self.exact(params, "peer", where), self.exact(params, "tag", where),
+                    self.source(params, "source", where), self.tag(params, "recv_tag", where),
+                    self.number(params, "bytes", where) + self.number(params, "recv_bytes", where))
+        if kind == "completion":
+            if "completes" not in params:
+                self.completions_without_count += 1
+                return None
+            completed = self.number(params, "completes", where)
+            return ("complete", completed) if completed > 0 else None
+        if kind == "collective":
+            root = self.exact(params, "root", where) if "root" in params else None
+            return (function, root, self.number(params, "bytes", where) + self.number(params, "recv_bytes", where))
+        return None
+
+
+def reduce_trace(sequence):
+    reducer = TraceReducer()
+    reduced = {}
+    for rank, calls in sequence.items():
+        reduced[rank] = Reduced()
+        for index, (kind, function, params) in enumerate(calls):
+            text = " ".join([kind, function] + [f"{role}={value}" for role, value in params.items()])
+            where = f"rank {rank}, traced call #{index}: {text}"
+            reduced[rank].add(reducer.reduce(kind, function, params, where), f"traced call #{index}")
+    return reduced, reducer.completions_without_count
+
+
+# --- The comparison -------------------------------------------------------------------------------------
+
+def show(reduced, at):
+    if at >= len(reduced.calls):
+        return "nothing (the list ends here)"
+    return f"{reduced.calls[at]} ({reduced.origins[at]})"
+
+
+def compare(logged, traced, ranks):
+    """For each rank whose lists differ, a line with the first difference."""
+    differences = [f"rank {rank}: in the trace, but the job had only ranks 0..{ranks - 1}"
+                   for rank in sorted(set(traced) - set(range(ranks)))]
+    for rank in range(ranks):
+        mine, theirs = logged.get(rank, Reduced()), traced.get(rank, Reduced())
+        if mine.calls == theirs.calls:
+            continue
+        at = check_calls.first_difference(mine.calls, theirs.calls)
+        differences.append(f"rank {rank}: program {len(mine.calls)} calls, trace {len(theirs.calls)}; first difference "
+                           f"at #{at}:\n    program {show(mine, at)}\n    trace   {show(theirs, at)}")
+    return differences
+
+
+def main():
+    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    parser.add_argument("--h-dump", help="the h-dump executable")
+    parser.add_argument("--trace", help="the trace file to check")
+    parser.add_argument("--sequence", help="a saved `h-dump --sequence` output instead of --h-dump/--trace")
+    parser.add_argument("--log-dir", required=True, help="the directory the program wrote rank.<N> logs into")
+    parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
+    parser.add_argument("--label", default="trace", help="what the trace is, in the messages (default: trace)")
+    args = parser.parse_args()
+    if args.sequence is None and (args.h_dump is None or args.trace is None):
+        parser.error("give --h-dump and --trace, or --sequence")
+    name = f"check_sequence ({args.label})"
+
+    try:
+        logged = reduce_logs(args.log_dir, args.ranks)
+        if args.sequence is not None:
+            text = pathlib.Path(args.sequence).read_text()
+            sequence = check_replay.parse_sequence(text, args.sequence)
+        else:
+            print(f"$ {args.h_dump} --sequence {args.trace}", flush=True)
+            sequence = check_replay.sequence(args.h_dump, args.trace)
+        traced, completions_without_count = reduce_trace(sequence)
+    except (CannotCompare, check_replay.CannotCompare, OSError) as error:
+        print(f"{name}: cannot compare: {error}")
+        return 2
+
+    missing_completes = ""
+    if completions_without_count:
+        missing_completes = (f"trace has no completes= field on {completions_without_count} completion calls "
+                             f"(h-dump --sequence does not say how many requests they completed), so completions "
+                             f"cannot be compared; the other calls are compared without them")
+        print(f"{name}: {missing_completes}")
+        logged = {rank: reduced.without_completions() for rank, reduced in logged.items()}
+        traced = {rank: reduced.without_completions() for rank, reduced in traced.items()}
+
+    differences = compare(logged, traced, args.ranks)
+    if differences:
+        print(f"{name}: the calls of {check_calls.plural(len(differences), 'rank')} differ from the program logs, "
+              f"in order:")
+        for line in differences[:MAX_RANKS_SHOWN]:
+            print("  " + line)
+        if len(differences) > MAX_RANKS_SHOWN:
+            print(f"  ... and {len(differences) - MAX_RANKS_SHOWN} more")
+        return 1
+    calls = sum(len(reduced.calls) for reduced in logged.values())
+    if missing_completes:
+        print(f"{name}: cannot compare: trace has no completes= field; the other {calls} calls agree")
+        return 2
+    print(f"{name}: {args.ranks} ranks, {calls} sends, receives, completions and collectives: in the program's order")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
