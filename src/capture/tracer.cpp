@@ -104,7 +104,18 @@ private:
     LoopFolder folder_;
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
     PendingRequests<MPI_Request> pending_requests_;
-    std::vector<MPI_Request> completed_requests_;  // scratch of add_completion
+    // Scratch of add_completion.
+    std::vector<MPI_Request> completed_requests_;
+    std::vector<uint32_t> completed_positions_;
+    std::vector<size_t> cancelled_;  // indices in completed_requests_
+    std::vector<uint32_t> cancelled_positions_;
+    std::vector<int64_t> set_values_;
+    struct WildcardMatch {
+        size_t completed;  // index in completed_requests_
+        WildcardReceive receive;
+        MPI_Status status;
+    };
+    std::vector<WildcardMatch> wildcard_matches_;
     std::vector<uint64_t> opaque_calls_ = std::vector<uint64_t>(kOpaqueCount, 0);
     TypeSizes type_sizes_;
     uint64_t calls_ = 0;
@@ -469,20 +480,24 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
 
     // Which of the given requests completed, and where their statuses are.
     completed_requests_.clear();
+    wildcard_matches_.clear();
+    cancelled_.clear();
     auto completed = [&](int request_index, const MPI_Status* status) {
         if (args.requests == nullptr || request_index < 0 || request_index >= count) return;
         const MPI_Request request = args.requests[request_index];
         if (request == MPI_REQUEST_NULL) return;  // inactive before the call: nothing completed
         completed_requests_.push_back(request);
+        if (status == nullptr) return;
+        int cancelled = 0;
+        PMPI_Test_cancelled(status, &cancelled);
+        if (cancelled) cancelled_.push_back(completed_requests_.size() - 1);
         if (wildcard_receives_.empty()) return;
         auto found = wildcard_receives_.find(request);
-        if (found == wildcard_receives_.end() || status == nullptr) return;
+        if (found == wildcard_receives_.end()) return;
         const WildcardReceive receive = found->second.back();
         found->second.pop_back();
         if (found->second.empty()) wildcard_receives_.erase(found);
-        int cancelled = 0;
-        PMPI_Test_cancelled(status, &cancelled);
-        if (!cancelled) add_matched(call, receive.comm, receive.any_source, receive.any_tag, *status);
+        if (!cancelled) wildcard_matches_.push_back({completed_requests_.size() - 1, receive, *status});
     };
     if (op == Op::Wait || (op == Op::Test && args.flag)) {
         completed(0, args.status);
@@ -493,7 +508,27 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
-    call.add(Role::completed_set, pending_requests_.complete(completed_requests_));
+    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_);
+    // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
+    std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
+        return completed_positions_[a.completed] > completed_positions_[b.completed];
+    });
+    for (const auto& match : wildcard_matches_) {
+        add_matched(call, match.receive.comm, match.receive.any_source, match.receive.any_tag, match.status);
+    }
+    encode_completed_set(positions, set_values_);
+    for (int64_t value : set_values_) call.add(Role::completed_set, value);
+    if (cancelled_.empty()) return;
+    cancelled_positions_.clear();
+    for (size_t k : cancelled_) {
+        if (completed_positions_[k] != PendingRequests<MPI_Request>::kNotPending) {
+            cancelled_positions_.push_back(completed_positions_[k]);
+        }
+    }
+    std::sort(cancelled_positions_.begin(), cancelled_positions_.end());
+    if (cancelled_positions_.empty()) return;
+    encode_completed_set(cancelled_positions_, set_values_);
+    for (int64_t value : set_values_) call.add(Role::cancelled_set, value);
 }
 
 void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)

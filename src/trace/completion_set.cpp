@@ -3,47 +3,87 @@
 namespace htrace {
 namespace {
 
-constexpr uint32_t kMaskPositions = 62;
+constexpr uint32_t kChunkPositions = 56;
+constexpr uint32_t kChunks = 128;
+constexpr int64_t kChunkMask = (int64_t{1} << kChunkPositions) - 1;
 constexpr int64_t kMaxFirst = (int64_t{1} << 23) - 1;
 constexpr int64_t kMaxStride = 255;
 constexpr int64_t kMaxCount = (int64_t{1} << 32) - 1;
 
-}  // namespace
-
-int64_t encode_completed_set(std::span<const uint32_t> positions)
+// The one value of an evenly spaced run of positions beyond the first chunk, if it is one.
+std::optional<int64_t> as_run(std::span<const uint32_t> positions)
 {
-    if (positions.empty()) return 0;
-    if (positions.back() < kMaskPositions) {
-        int64_t mask = 0;
-        for (uint32_t p : positions) mask |= int64_t{1} << p;
-        return mask;
-    }
+    if (positions.size() < 2 || positions.back() < kChunkPositions) return std::nullopt;
     const int64_t first = positions.front();
-    const int64_t count = static_cast<int64_t>(positions.size());
-    const int64_t stride = count > 1 ? int64_t{positions[1]} - first : 1;
+    const int64_t stride = int64_t{positions[1]} - first;
     for (size_t i = 1; i < positions.size(); ++i) {
-        if (int64_t{positions[i]} - int64_t{positions[i - 1]} != stride) return kUnknownCompletedSet;
+        if (int64_t{positions[i]} - int64_t{positions[i - 1]} != stride) return std::nullopt;
     }
-    if (first > kMaxFirst || stride < 1 || stride > kMaxStride || count > kMaxCount) return kUnknownCompletedSet;
+    const auto count = static_cast<int64_t>(positions.size());
+    if (first > kMaxFirst || stride < 1 || stride > kMaxStride || count > kMaxCount) return std::nullopt;
     return -((first << 40) | (stride << 32) | count);
 }
 
-std::optional<std::vector<uint32_t>> decode_completed_set(int64_t value, uint32_t limit)
+}  // namespace
+
+std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions)
 {
-    if (value == kUnknownCompletedSet) return std::nullopt;
-    std::vector<uint32_t> positions;
-    if (value >= 0) {
-        for (uint32_t p = 0; p < kMaskPositions && positions.size() < limit; ++p) {
-            if ((value >> p) & 1) positions.push_back(p);
-        }
-        return positions;
+    std::vector<int64_t> values;
+    encode_completed_set(positions, values);
+    return values;
+}
+
+void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values)
+{
+    values.clear();
+    if (positions.empty()) {
+        values.push_back(0);
+        return;
     }
-    const int64_t packed = -value;
-    const int64_t first = packed >> 40;
-    const int64_t stride = std::max<int64_t>(1, (packed >> 32) & kMaxStride);
-    const int64_t count = std::min<int64_t>(packed & kMaxCount, limit);
-    for (int64_t i = 0; i < count; ++i) positions.push_back(static_cast<uint32_t>(first + i * stride));
+    if (const auto run = as_run(positions)) {
+        values.push_back(*run);
+        return;
+    }
+    if (positions.back() >= kChunkPositions * kChunks) {
+        values.push_back(kUnknownCompletedSet);
+        return;
+    }
+    for (uint32_t p : positions) {
+        const int64_t chunk = p / kChunkPositions;
+        const int64_t bit = int64_t{1} << (p % kChunkPositions);
+        if (values.empty() || (values.back() >> kChunkPositions) != chunk) values.push_back(chunk << kChunkPositions);
+        values.back() |= bit;
+    }
+}
+
+std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t limit)
+{
+    std::vector<uint32_t> positions;
+    for (int64_t value : values) {
+        if (value == kUnknownCompletedSet) return std::nullopt;
+        if (value >= 0) {
+            const auto base = static_cast<uint32_t>((value >> kChunkPositions) % kChunks) * kChunkPositions;
+            for (uint32_t i = 0; i < kChunkPositions; ++i) {
+                if ((value >> i) & 1) positions.push_back(base + i);
+            }
+            continue;
+        }
+        const int64_t packed = -value;
+        const int64_t first = packed >> 40;
+        const int64_t stride = std::max<int64_t>(1, (packed >> 32) & kMaxStride);
+        const int64_t count = std::min<int64_t>(packed & kMaxCount, limit);
+        for (int64_t i = 0; i < count; ++i) positions.push_back(static_cast<uint32_t>(first + i * stride));
+    }
+    std::sort(positions.begin(), positions.end());
+    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+    if (positions.size() > limit) positions.resize(limit);
     return positions;
+}
+
+bool completed_set_names(std::span<const int64_t> values, uint32_t position)
+{
+    const auto positions = decode_completed_set(values);
+    return positions && std::binary_search(positions->begin(), positions->end(), position);
 }
 
 }  // namespace htrace

@@ -1,7 +1,8 @@
 #pragma once
-// Which of a rank's pending requests a completion call (Wait*, Test*) completed, stored as the one
-// value of the event's `completed_set` parameter, so that replay completes the same requests at the
-// same point of the rank's calls.
+// Which of a rank's pending requests a completion call (Wait*, Test*) completed, stored as the values
+// of the event's `completed_set` parameters (one or a few), so that replay completes the same
+// requests at the same point of the rank's calls. `cancelled_set` names, the same way, those of them
+// the rank had cancelled.
 //
 // Positions count the requests that modelled calls created (Isend, Irecv, non-blocking collectives
 // ...) and that are still pending, newest first: 0 is the one created last. Completed requests
@@ -9,31 +10,39 @@
 // every iteration, and requests nobody ever completes (leaked, freed, cancelled by calls the trace
 // does not model) only sit behind the ones that matter.
 //
-// The value:
+// Each value:
 //   0                    nothing completed
-//   > 0                  bit i set: position i completed (positions 0..61)
+//   > 0                  a chunk: bits 56..62 say which run of 56 positions (c), bit i of the low 56
+//                        bits that position 56c + i completed; a set has a value per chunk it touches
 //   < 0                  -(first << 40 | stride << 32 | count): `count` positions from `first`,
-//                        `stride` apart (large sets: Waitall over many requests)
-//   kUnknownCompletedSet a set neither form holds (replay then completes in walk order)
-// Any other value (a histogram's draw) still decodes to some set; replay ignores positions that
-// are not pending.
+//                        `stride` apart, the one value of a set that is such a run (a Waitall over
+//                        many requests)
+//   kUnknownCompletedSet a set beyond both forms (replay then completes in walk order)
+// Any other value (a histogram's draw) still decodes to some set; replay ignores positions that are
+// not pending.
 
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace htrace {
 
 inline constexpr int64_t kUnknownCompletedSet = INT64_MIN;
 
-// `positions` ascending and distinct.
-int64_t encode_completed_set(std::span<const uint32_t> positions);
-// Ascending positions; nullopt for kUnknownCompletedSet. Never more than `limit` positions.
-std::optional<std::vector<uint32_t>> decode_completed_set(int64_t value, uint32_t limit = 1u << 20);
+// The values of `positions` (ascending and distinct) into `values`, replacing what it held: at least
+// one (0 for the empty set).
+void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values);
+std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions);
+// Ascending distinct positions; nullopt if a value is kUnknownCompletedSet. At most `limit` of them.
+std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t limit = 1u << 20);
+// Whether the values name `position`.
+bool completed_set_names(std::span<const int64_t> values, uint32_t position);
 
 // A mirror of one rank's pending requests, oldest first, that names the positions of the ones a
 // completion call completed. `Handle` is whatever identifies a request where the calls are seen
@@ -45,6 +54,7 @@ public:
     // Beyond this many, the oldest are forgotten: positions count from the newest, so requests that
     // old are never completed in practice, and the list must not grow with leaked requests.
     static constexpr size_t kKept = 4096;
+    static constexpr uint32_t kNotPending = UINT32_MAX;
 
     void created(const Handle& handle)
     {
@@ -52,28 +62,35 @@ public:
         pending_.push_back(handle);
     }
 
-    // `completed` as one value (see above), and the pending list without them. Handles not pending
-    // (requests of calls the trace does not model) are skipped.
-    int64_t complete(std::span<const Handle> completed)
+    // The positions of `completed` (ascending), which leave the pending list. Handles not pending
+    // (requests of calls the trace does not model) are skipped. With `positions_of`, it also says
+    // where each handle was (kNotPending for the skipped ones).
+    std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr)
     {
         found_.clear();
-        for (const Handle& handle : completed) {
+        for (size_t k = 0; k < completed.size(); ++k) {
             for (size_t i = pending_.size(); i-- > 0;) {
-                if (pending_[i] == handle && std::find(found_.begin(), found_.end(), i) == found_.end()) {
-                    found_.push_back(i);
+                if (pending_[i] == completed[k] &&
+                    std::none_of(found_.begin(), found_.end(), [i](const auto& f) { return f.first == i; })) {
+                    found_.emplace_back(i, k);
                     break;
                 }
             }
         }
-        if (found_.empty()) return 0;
+        const size_t before = pending_.size();
+        if (positions_of != nullptr) {
+            positions_of->assign(completed.size(), kNotPending);
+            for (const auto& [index, k] : found_) (*positions_of)[k] = static_cast<uint32_t>(before - 1 - index);
+        }
+        positions_.clear();
+        if (found_.empty()) return positions_;
         // Only the tail from the oldest completed request moves: completions touch the newest.
         std::sort(found_.begin(), found_.end());
-        positions_.clear();
-        size_t kept = found_.front();
+        size_t kept = found_.front().first;
         size_t next = 0;
-        for (size_t i = found_.front(); i < pending_.size(); ++i) {
-            if (next < found_.size() && found_[next] == i) {
-                positions_.push_back(static_cast<uint32_t>(pending_.size() - 1 - i));
+        for (size_t i = found_.front().first; i < before; ++i) {
+            if (next < found_.size() && found_[next].first == i) {
+                positions_.push_back(static_cast<uint32_t>(before - 1 - i));
                 ++next;
             } else {
                 pending_[kept++] = pending_[i];
@@ -81,7 +98,7 @@ public:
         }
         pending_.resize(kept);
         std::reverse(positions_.begin(), positions_.end());
-        return encode_completed_set(positions_);
+        return positions_;
     }
 
     size_t size() const { return pending_.size(); }
@@ -89,7 +106,7 @@ public:
 private:
     std::deque<Handle> pending_;
     // Scratch of complete(), kept to avoid allocations on the tracer's path.
-    std::vector<size_t> found_;
+    std::vector<std::pair<size_t, size_t>> found_;  // index in pending_, index in `completed`
     std::vector<uint32_t> positions_;
 };
 

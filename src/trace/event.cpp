@@ -8,7 +8,7 @@ namespace {
 
 constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "peer", "tag", "bytes", "source", "recv_tag", "recv_bytes", "root", "comm", "requests", "completed",
-    "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set",
+    "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set", "cancelled_set",
 };
 
 }  // namespace

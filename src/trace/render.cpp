@@ -1,5 +1,6 @@
 #include "trace/render.hpp"
 
+#include "trace/completion_set.hpp"
 #include "trace/walk.hpp"
 
 #include <cinttypes>
@@ -311,10 +312,17 @@ std::string render_sequence(const Trace& trace)
                std::string(operation_name(e.op));
         const Value* comm = e.find(Role::comm);
         const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
+        std::vector<int64_t> completed_set;
+        bool completed_set_exact = true;
         for (const auto& p : e.params) {
             if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key) continue;
-            out += ' ' + std::string(role_name(p.role)) + '=';
             const auto value = p.value.value_for(r);
+            if (p.role == Role::completed_set) {
+                completed_set_exact = completed_set_exact && value.has_value();
+                if (value) completed_set.push_back(*value);
+                continue;
+            }
+            out += ' ' + std::string(role_name(p.role)) + '=';
             if (!value) {
                 out += render_value(p.value, p.role);
             } else if (p.role == Role::comm) {
@@ -327,6 +335,11 @@ std::string render_sequence(const Trace& trace)
             } else {
                 out += std::to_string(*value);
             }
+        }
+        if (!completed_set.empty() || !completed_set_exact) {
+            // How many requests the call completed, which a reader of one rank's calls can check.
+            const auto positions = completed_set_exact ? decode_completed_set(completed_set) : std::nullopt;
+            out += " completes=" + (positions ? std::to_string(positions->size()) : std::string("unknown"));
         }
         out += '\n';
     });

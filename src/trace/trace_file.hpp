@@ -11,7 +11,8 @@
 
 namespace htrace {
 
-// 2 added the completed_set parameter of completion calls; version 1 files read as they are.
+// 2 added the completed_set and cancelled_set parameters of completion calls; version 1 files read
+// as they are.
 inline constexpr uint32_t kTraceFormatVersion = 2;
 inline constexpr uint32_t kOldestReadableFormatVersion = 1;
 

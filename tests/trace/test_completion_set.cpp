@@ -8,66 +8,79 @@ using namespace htrace;
 
 namespace {
 
-std::vector<uint32_t> decoded(int64_t value) { return decode_completed_set(value).value_or(std::vector<uint32_t>{99}); }
+using Positions = std::vector<uint32_t>;
+
+Positions decoded(const std::vector<int64_t>& values) { return decode_completed_set(values).value_or(Positions{99999}); }
+
+// What a completion of `handles` names, as positions.
+template <typename Handle>
+Positions completing(PendingRequests<Handle>& pending, const std::vector<Handle>& handles)
+{
+    const auto positions = pending.complete(handles);
+    return Positions(positions.begin(), positions.end());
+}
 
 }  // namespace
 
-TEST_CASE("a completed set round-trips through its value, as a mask or as evenly spaced positions")
+TEST_CASE("a completed set round-trips through its values, whatever its shape up to 7168 positions")
 {
-    const std::vector<std::vector<uint32_t>> sets = {
-        {}, {0}, {3}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 3, 5}, {0, 61}, {62}, {0, 62}, {70, 72, 74, 76},
-        {100, 101, 102}, {5, 70, 135}};
+    Positions every_other;
+    for (uint32_t p = 1; p < 400; p += 2) every_other.push_back(p);
+    Positions scattered{0, 3, 55, 56, 111, 200, 7000, 7167};
+    const std::vector<Positions> sets = {{}, {0}, {3}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 3, 5}, {0, 55}, {56}, {0, 62},
+                                         {70, 72, 74, 76}, {100, 101, 102}, {5, 70, 135}, every_other, scattered};
     for (const auto& set : sets) {
         CAPTURE(set);
-        const int64_t value = encode_completed_set(set);
-        REQUIRE(value != kUnknownCompletedSet);
-        CHECK(decoded(value) == set);
+        const auto values = encode_completed_set(set);
+        REQUIRE(std::find(values.begin(), values.end(), kUnknownCompletedSet) == values.end());
+        CHECK(decoded(values) == set);
     }
 }
 
-TEST_CASE("positions up to 61 are a bit mask; a set beyond that which is not evenly spaced is unknown")
+TEST_CASE("small sets are one bit mask; an evenly spaced run is one value; beyond 7168 scattered is unknown")
 {
-    CHECK(encode_completed_set(std::vector<uint32_t>{0}) == 1);
-    CHECK(encode_completed_set(std::vector<uint32_t>{0, 1, 2, 3}) == 15);
-    CHECK(encode_completed_set(std::vector<uint32_t>{0, 1, 63}) == kUnknownCompletedSet);
-    CHECK_FALSE(decode_completed_set(kUnknownCompletedSet).has_value());
+    CHECK(encode_completed_set(Positions{}) == std::vector<int64_t>{0});
+    CHECK(encode_completed_set(Positions{0}) == std::vector<int64_t>{1});
+    CHECK(encode_completed_set(Positions{0, 1, 2, 3}) == std::vector<int64_t>{15});
+    Positions run;
+    for (uint32_t p = 0; p < 1000; ++p) run.push_back(p);
+    CHECK(encode_completed_set(run).size() == 1);
+    CHECK(encode_completed_set(Positions{0, 1, 7168}) == std::vector<int64_t>{kUnknownCompletedSet});
+    CHECK_FALSE(decode_completed_set(std::vector<int64_t>{kUnknownCompletedSet}).has_value());
 }
 
 TEST_CASE("any value decodes to at most the limit of positions")
 {
-    CHECK(decode_completed_set(-((int64_t{5} << 40) | (int64_t{2} << 32) | 1000000), 10)->size() == 10);
-    CHECK(decode_completed_set(-1234567, 4)->size() <= 4);
-    CHECK(decode_completed_set(0x3fffffffffffffff, 3)->size() == 3);
+    CHECK(decode_completed_set(std::vector<int64_t>{-((int64_t{5} << 40) | (int64_t{2} << 32) | 1000000)}, 10)->size() ==
+          10);
+    CHECK(decode_completed_set(std::vector<int64_t>{-1234567}, 4)->size() <= 4);
+    CHECK(decode_completed_set(std::vector<int64_t>{0x3fffffffffffffff}, 3)->size() == 3);
 }
 
 TEST_CASE("pending requests are counted from the newest, so a loop that posts and waits has the same set every time")
 {
     PendingRequests<int> pending;
     pending.created(100);  // an old request nobody completes for a while
-    std::vector<int64_t> values;
+    std::vector<Positions> sets;
     int handle = 0;
     for (int iteration = 0; iteration < 3; ++iteration) {
         const int receive = ++handle;
         const int send = ++handle;
         pending.created(receive);
         pending.created(send);
-        const std::vector<int> both{receive, send};
-        values.push_back(pending.complete(both));
+        sets.push_back(completing(pending, std::vector<int>{receive, send}));
     }
-    CHECK(values == std::vector<int64_t>{3, 3, 3});
+    CHECK(sets == std::vector<Positions>{{0, 1}, {0, 1}, {0, 1}});
     CHECK(pending.size() == 1);
-    const std::vector<int> old{100};
-    CHECK(decoded(pending.complete(old)) == std::vector<uint32_t>{0});
+    CHECK(completing(pending, std::vector<int>{100}) == Positions{0});
 }
 
 TEST_CASE("receives completed before the sends posted between them leave holes in the positions")
 {
     PendingRequests<int> pending;
     for (int h = 1; h <= 6; ++h) pending.created(h);  // receive, send, receive, send, receive, send
-    const std::vector<int> receives{1, 3, 5};
-    CHECK(decoded(pending.complete(receives)) == std::vector<uint32_t>{1, 3, 5});
-    const std::vector<int> sends{6, 2, 4};
-    CHECK(decoded(pending.complete(sends)) == std::vector<uint32_t>{0, 1, 2});
+    CHECK(completing(pending, std::vector<int>{1, 3, 5}) == Positions{1, 3, 5});
+    CHECK(completing(pending, std::vector<int>{6, 2, 4}) == Positions{0, 1, 2});
 }
 
 TEST_CASE("a handle shared by several requests completes them newest first, once each")
@@ -76,22 +89,27 @@ TEST_CASE("a handle shared by several requests completes them newest first, once
     pending.created(7);
     pending.created(1);
     pending.created(7);  // Open MPI gives every MPI_PROC_NULL send the same handle
-    const std::vector<int> one{7};
-    CHECK(decoded(pending.complete(one)) == std::vector<uint32_t>{0});
-    CHECK(decoded(pending.complete(one)) == std::vector<uint32_t>{1});
-    CHECK(pending.complete(one) == 0);  // no longer pending: a request of an unmodelled call
+    CHECK(completing(pending, std::vector<int>{7}) == Positions{0});
+    CHECK(completing(pending, std::vector<int>{7}) == Positions{1});
+    CHECK(completing(pending, std::vector<int>{7}).empty());  // no longer pending: a request of an unmodelled call
+}
+
+TEST_CASE("a completion says where each handle was, in the order the call gave them")
+{
+    PendingRequests<int> pending;
+    for (int h = 1; h <= 4; ++h) pending.created(h);
+    std::vector<uint32_t> where;
+    pending.complete(std::vector<int>{2, 9, 4}, &where);
+    CHECK(where == std::vector<uint32_t>{2, PendingRequests<int>::kNotPending, 0});
 }
 
 TEST_CASE("a Waitany loop names the request that completed each time, wherever it is")
 {
     PendingRequests<int> pending;
     for (int h = 1; h <= 4; ++h) pending.created(h);
-    std::vector<std::vector<uint32_t>> order;
-    for (int h : {3, 1, 4, 2}) {
-        const std::vector<int> one{h};
-        order.push_back(decoded(pending.complete(one)));
-    }
-    CHECK(order == std::vector<std::vector<uint32_t>>{{1}, {2}, {0}, {0}});
+    std::vector<Positions> order;
+    for (int h : {3, 1, 4, 2}) order.push_back(completing(pending, std::vector<int>{h}));
+    CHECK(order == std::vector<Positions>{{1}, {2}, {0}, {0}});
 }
 
 TEST_CASE("leaked requests beyond the kept number do not move the positions of new ones")
@@ -100,7 +118,6 @@ TEST_CASE("leaked requests beyond the kept number do not move the positions of n
     for (size_t h = 0; h < PendingRequests<int>::kKept + 10; ++h) pending.created(-1);
     pending.created(5);
     pending.created(6);
-    const std::vector<int> first{5};
-    CHECK(decoded(pending.complete(first)) == std::vector<uint32_t>{1});
+    CHECK(completing(pending, std::vector<int>{5}) == Positions{1});
     CHECK(pending.size() == PendingRequests<int>::kKept - 1);
 }
