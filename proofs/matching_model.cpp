@@ -152,6 +152,7 @@ struct CallRef {
 struct Operation {
     CallRef call;
     bool done = false;
+    int64_t bytes = 0;  // a send's size, a receive's capacity
 };
 
 struct RequestState {
@@ -180,7 +181,7 @@ using InstanceKey = std::pair<size_t, uint64_t>;  // global communicator, sequen
 struct RankState {
     size_t pc = 0;
     bool issued = false;  // the call at pc has been issued and now waits
-    size_t waiting_operation = 0;
+    std::vector<size_t> waiting_operations;
     InstanceKey waiting_instance;
     std::map<int64_t, size_t> comm_ids;       // this rank's communicator ids -> global communicators
     std::map<size_t, uint64_t> collectives;   // global communicator -> collectives issued on it
@@ -196,15 +197,22 @@ private:
     bool advance(Rank rank);
     bool step(RankState& state);
     bool send(Rank rank, const ScheduledCall& call);
-    bool post_receive(Rank rank, const ScheduledCall& call);
+    bool receive(Rank rank, const ScheduledCall& call);
+    bool sendrecv(Rank rank, const ScheduledCall& call);
+    bool wait_for(RankState& state, std::vector<size_t> operations);
+    std::optional<size_t> offer_send(Rank rank, size_t comm, Rank peer, int32_t peer_in_comm, int64_t tag,
+                                     int64_t bytes);
+    std::optional<size_t> offer_receive(Rank rank, size_t comm, Rank peer, int32_t peer_in_comm, int64_t tag,
+                                        int64_t bytes);
+    bool cancel(Rank rank, const ScheduledCall& call);
     bool complete(Rank rank, const ScheduledCall& call);
     bool collective(Rank rank, const ScheduledCall& call);
     bool free_comm(Rank rank, const ScheduledCall& call);
 
     std::optional<size_t> resolve(Rank rank, int64_t id);
     std::optional<size_t> creation_context(Rank rank, const ScheduledCall& call);
-    bool check_peer(Rank rank, const ScheduledCall& call, size_t comm);
-    size_t new_operation(Rank rank);
+    bool check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, size_t comm);
+    size_t new_operation(Rank rank, int64_t bytes = 0);
     bool add_request(Rank rank, RequestId id, size_t operation);
     void offer(const MatchKey& key, size_t operation, bool is_send);
     void pair_up(size_t send, size_t receive);
@@ -298,7 +306,9 @@ bool Model::advance(Rank rank)
     switch (call.kind) {
     case CallKind::compute: return step(state);
     case CallKind::send: return send(rank, call);
-    case CallKind::post_receive: return post_receive(rank, call);
+    case CallKind::receive: return receive(rank, call);
+    case CallKind::sendrecv: return sendrecv(rank, call);
+    case CallKind::cancel: return cancel(rank, call);
     case CallKind::complete: return complete(rank, call);
     case CallKind::collective:
     case CallKind::create_comm: return collective(rank, call);
@@ -316,13 +326,56 @@ bool Model::step(RankState& state)
     return true;
 }
 
+// A blocking call waits here until its operations are done. True when the rank moved on, or has
+// just been issued the call (a change either way).
+bool Model::wait_for(RankState& state, std::vector<size_t> operations)
+{
+    const bool just_issued = !state.issued;
+    state.issued = true;
+    state.waiting_operations = std::move(operations);
+    for (size_t operation : state.waiting_operations) {
+        if (!operations_[operation].done) return just_issued;
+    }
+    return step(state);
+}
+
+// The send side of a call: an operation, done at once for MPI_PROC_NULL, else offered for matching.
+std::optional<size_t> Model::offer_send(Rank rank, size_t comm, Rank peer, int32_t peer_in_comm, int64_t tag,
+                                        int64_t bytes)
+{
+    const CallRef here{rank, ranks_[static_cast<size_t>(rank)].pc};
+    const size_t operation = new_operation(rank, bytes);
+    if (peer == kProcNull) {
+        if (peer_in_comm != kProcNull) {
+            fail(where(here) + ": a send to MPI_PROC_NULL names rank " + std::to_string(peer_in_comm) +
+                 " of the communicator");
+            return std::nullopt;
+        }
+        operations_[operation].done = true;  // MPI completes it at once
+        return operation;
+    }
+    if (!check_peer(rank, peer, peer_in_comm, tag, comm)) return std::nullopt;
+    offer(MatchKey{rank, peer, comm, tag}, operation, true);
+    return operation;
+}
+
+std::optional<size_t> Model::offer_receive(Rank rank, size_t comm, Rank peer, int32_t peer_in_comm, int64_t tag,
+                                           int64_t bytes)
+{
+    const size_t operation = new_operation(rank, bytes);
+    if (peer == kProcNull) {
+        operations_[operation].done = true;
+        return operation;
+    }
+    if (!check_peer(rank, peer, peer_in_comm, tag, comm)) return std::nullopt;
+    offer(MatchKey{peer, rank, comm, tag}, operation, false);
+    return operation;
+}
+
 bool Model::send(Rank rank, const ScheduledCall& call)
 {
     auto& state = ranks_[static_cast<size_t>(rank)];
-    if (state.issued) {
-        if (!operations_[state.waiting_operation].done) return false;
-        return step(state);
-    }
+    if (state.issued) return wait_for(state, std::move(state.waiting_operations));
     const CallRef here{rank, state.pc};
     const bool nonblocking = call.request != 0;
     if (!(nonblocking ? is_nonblocking_send(call.op) : is_blocking_send(call.op))) {
@@ -331,46 +384,79 @@ bool Model::send(Rank rank, const ScheduledCall& call)
     }
     const auto comm = resolve(rank, call.comm);
     if (!comm) return false;
-    const size_t operation = new_operation(rank);
-    if (call.peer == kProcNull) {
-        if (call.peer_in_comm != kProcNull) {
-            fail(where(here) + ": a send to MPI_PROC_NULL names rank " + std::to_string(call.peer_in_comm) +
-                 " of the communicator");
-            return false;
-        }
-        operations_[operation].done = true;  // MPI completes it at once
-    } else {
-        if (!check_peer(rank, call, *comm)) return false;
-        offer(MatchKey{rank, call.peer, *comm, call.tag}, operation, true);
-    }
+    const auto operation = offer_send(rank, *comm, call.peer, call.peer_in_comm, call.tag, call.bytes);
+    if (!operation) return false;
     if (nonblocking) {
-        if (!add_request(rank, call.request, operation)) return false;
+        if (!add_request(rank, call.request, *operation)) return false;
         return step(state);
     }
-    state.issued = true;
-    state.waiting_operation = operation;
-    if (operations_[operation].done) return step(state);
-    return true;
+    return wait_for(state, {*operation});
 }
 
-bool Model::post_receive(Rank rank, const ScheduledCall& call)
+bool Model::receive(Rank rank, const ScheduledCall& call)
 {
     auto& state = ranks_[static_cast<size_t>(rank)];
+    if (state.issued) return wait_for(state, std::move(state.waiting_operations));
     const CallRef here{rank, state.pc};
-    if (call.request == 0) {
-        fail(where(here) + ": a posted receive without a request");
+    const bool nonblocking = call.request != 0;
+    if (call.op != (nonblocking ? Op::Irecv : Op::Recv)) {
+        fail(where(here) + ": " + name_of(call.op) + (nonblocking ? " with" : " without") + " a request");
         return false;
     }
     const auto comm = resolve(rank, call.comm);
     if (!comm) return false;
-    const size_t operation = new_operation(rank);
-    if (call.peer == kProcNull) {
-        operations_[operation].done = true;
-    } else {
-        if (!check_peer(rank, call, *comm)) return false;
-        offer(MatchKey{call.peer, rank, *comm, call.tag}, operation, false);
+    const auto operation = offer_receive(rank, *comm, call.peer, call.peer_in_comm, call.tag, call.bytes);
+    if (!operation) return false;
+    if (nonblocking) {
+        if (!add_request(rank, call.request, *operation)) return false;
+        return step(state);
     }
-    if (!add_request(rank, call.request, operation)) return false;
+    return wait_for(state, {*operation});
+}
+
+// Both halves at once: the receive is posted before the send waits, as MPI_Sendrecv does.
+bool Model::sendrecv(Rank rank, const ScheduledCall& call)
+{
+    auto& state = ranks_[static_cast<size_t>(rank)];
+    if (state.issued) return wait_for(state, std::move(state.waiting_operations));
+    if (call.request != 0) {
+        fail(where({rank, state.pc}) + ": a sendrecv with a request");
+        return false;
+    }
+    const auto comm = resolve(rank, call.comm);
+    if (!comm) return false;
+    const auto received = offer_receive(rank, *comm, call.source, call.source_in_comm, call.recv_tag, call.recv_bytes);
+    if (!received) return false;
+    const auto sent = offer_send(rank, *comm, call.peer, call.peer_in_comm, call.tag, call.bytes);
+    if (!sent) return false;
+    return wait_for(state, {*received, *sent});
+}
+
+// A cancelled operation that is not matched yet leaves the queues and is done; a matched one stays
+// as it is, as MPI's cancel then fails.
+bool Model::cancel(Rank rank, const ScheduledCall& call)
+{
+    auto& state = ranks_[static_cast<size_t>(rank)];
+    for (RequestId id : call.requests) {
+        auto found = state.requests.find(id);
+        if (found == state.requests.end() || found->second.completed) {
+            fail(where({rank, state.pc}) + ": cancels request " + std::to_string(id) + ", which is not pending");
+            return false;
+        }
+        const size_t operation = found->second.operation;
+        if (operations_[operation].done) continue;
+        for (auto* queues : {&sends_, &receives_}) {
+            for (auto it = queues->begin(); it != queues->end(); ++it) {
+                auto& queue = it->second;
+                auto at = std::find(queue.begin(), queue.end(), operation);
+                if (at == queue.end()) continue;
+                queue.erase(at);
+                if (queue.empty()) queues->erase(it);
+                break;
+            }
+        }
+        operations_[operation].done = true;
+    }
     return step(state);
 }
 
@@ -492,28 +578,28 @@ std::optional<size_t> Model::resolve(Rank rank, int64_t id)
     return found->second;
 }
 
-bool Model::check_peer(Rank rank, const ScheduledCall& call, size_t comm)
+bool Model::check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, size_t comm)
 {
     const auto& members = comms_[comm];
-    const bool valid = call.peer >= 0 && call.peer < world_size_ && call.peer_in_comm >= 0 &&
-                       static_cast<size_t>(call.peer_in_comm) < members.size() &&
-                       members[static_cast<size_t>(call.peer_in_comm)] == call.peer;
+    const bool valid = peer >= 0 && peer < world_size_ && peer_in_comm >= 0 &&
+                       static_cast<size_t>(peer_in_comm) < members.size() &&
+                       members[static_cast<size_t>(peer_in_comm)] == peer;
     if (!valid) {
-        fail(where({rank, ranks_[static_cast<size_t>(rank)].pc}) + ": peer " + std::to_string(call.peer) +
-             " is not rank " + std::to_string(call.peer_in_comm) + " of communicator " + comm_text(comm));
+        fail(where({rank, ranks_[static_cast<size_t>(rank)].pc}) + ": peer " + std::to_string(peer) +
+             " is not rank " + std::to_string(peer_in_comm) + " of communicator " + comm_text(comm));
         return false;
     }
-    if (call.tag < 0) {
-        fail(where({rank, ranks_[static_cast<size_t>(rank)].pc}) + ": tag " + std::to_string(call.tag) +
+    if (tag < 0) {
+        fail(where({rank, ranks_[static_cast<size_t>(rank)].pc}) + ": tag " + std::to_string(tag) +
              " (replay must name a tag)");
         return false;
     }
     return true;
 }
 
-size_t Model::new_operation(Rank rank)
+size_t Model::new_operation(Rank rank, int64_t bytes)
 {
-    operations_.push_back(Operation{CallRef{rank, ranks_[static_cast<size_t>(rank)].pc}, false});
+    operations_.push_back(Operation{CallRef{rank, ranks_[static_cast<size_t>(rank)].pc}, false, bytes});
     return operations_.size() - 1;
 }
 
@@ -547,10 +633,8 @@ void Model::offer(const MatchKey& key, size_t operation, bool is_send)
 
 void Model::pair_up(size_t send, size_t receive)
 {
-    const auto& sent = call_at(operations_[send].call);
-    const auto& received = call_at(operations_[receive].call);
-    if (sent.bytes != received.bytes) {
-        note_mismatch("a send and the receive it matches disagree on bytes\n  " + where(operations_[send].call) +
+    if (operations_[send].bytes > operations_[receive].bytes) {
+        note_mismatch("a send is larger than the receive it matches\n  " + where(operations_[send].call) +
                       "\n  " + where(operations_[receive].call));
     }
     operations_[send].done = true;
@@ -638,7 +722,13 @@ std::string Model::waiting_for(Rank rank) const
     std::string text = "  " + where(here) + " of " + std::to_string(total) + "\n";
     switch (call.kind) {
     case CallKind::send:
-        text += "    waits for rank " + std::to_string(call.peer) + " to post the matching receive\n";
+    case CallKind::receive:
+    case CallKind::sendrecv:
+        for (size_t operation : state.waiting_operations) {
+            if (operations_[operation].done) continue;
+            text += "    waits for rank " + std::to_string(call.peer) + " to post the matching " +
+                    (call.kind == CallKind::send ? "receive\n" : "call\n");
+        }
         break;
     case CallKind::complete:
         for (RequestId id : call.requests) {
@@ -711,11 +801,20 @@ std::string describe_call(const replay::ScheduledCall& call)
     case CallKind::send:
         return name_of(call.op) + " to " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
                std::to_string(call.bytes) + " bytes" + request_text();
-    case CallKind::post_receive:
-        return "post receive from " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
+    case CallKind::receive:
+        return name_of(call.op) + " from " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
                std::to_string(call.bytes) + " bytes" + request_text();
+    case CallKind::sendrecv:
+        return name_of(call.op) + " to " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
+               std::to_string(call.bytes) + " bytes, from " + std::to_string(call.source) + ", tag " +
+               std::to_string(call.recv_tag) + ", " + std::to_string(call.recv_bytes) + " bytes";
+    case CallKind::cancel: {
+        std::string text = "cancel requests {";
+        for (size_t i = 0; i < call.requests.size(); ++i) text += (i ? "," : "") + std::to_string(call.requests[i]);
+        return text + "}";
+    }
     case CallKind::complete: {
-        std::string text = "complete requests {";
+        std::string text = name_of(call.op) + " requests {";
         for (size_t i = 0; i < call.requests.size(); ++i) text += (i ? "," : "") + std::to_string(call.requests[i]);
         return text + "}";
     }

@@ -34,7 +34,7 @@ char* Executor::Scratch::at_least(int64_t bytes)
     return current_.get();
 }
 
-Executor::Executor() : totals_(static_cast<size_t>(Op::first_opaque))
+Executor::Executor(Watchdog* watchdog) : totals_(static_cast<size_t>(Op::first_opaque)), watchdog_(watchdog)
 {
     comms_[0] = MPI_COMM_WORLD;
     comms_[1] = MPI_COMM_SELF;
@@ -65,6 +65,17 @@ void Executor::count(Op op, int64_t bytes)
 
 void Executor::issue(const ScheduledCall& call)
 {
+    if (watchdog_ == nullptr || call.kind == CallKind::compute) {
+        issue_call(call);
+        return;
+    }
+    watchdog_->entering(call);
+    issue_call(call);
+    watchdog_->left();
+}
+
+void Executor::issue_call(const ScheduledCall& call)
+{
     switch (call.kind) {
     case CallKind::compute:
         compute_for(call.seconds);
@@ -84,21 +95,43 @@ void Executor::issue(const ScheduledCall& call)
         count(call.op, call.bytes);
         return;
     }
-    case CallKind::post_receive:
-        MPI_Irecv(receive_.at_least(call.bytes), as_count(call.bytes), MPI_BYTE, call.peer_in_comm,
-                  static_cast<int>(call.tag), comm(call.comm), new_request(call.request));
-        count(Op::Irecv, call.bytes);
+    case CallKind::receive: {
+        const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
+        char* buffer = receive_.at_least(call.bytes);
+        const int n = as_count(call.bytes);
+        const int tag = static_cast<int>(call.tag);
+        if (call.request == 0) {
+            MPI_Recv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), MPI_STATUS_IGNORE);
+            count(Op::Recv, call.bytes);
+        } else {
+            MPI_Irecv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request));
+            count(Op::Irecv, call.bytes);
+        }
         return;
-    case CallKind::complete:
-        waiting_.clear();
+    }
+    case CallKind::sendrecv: {
+        const int to = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
+        const int from = call.source_in_comm == kProcNull ? MPI_PROC_NULL : call.source_in_comm;
+        if (call.op == Op::Sendrecv_replace) {
+            MPI_Sendrecv_replace(send_.at_least(std::max(call.bytes, call.recv_bytes)), as_count(call.bytes), MPI_BYTE,
+                                 to, static_cast<int>(call.tag), from, static_cast<int>(call.recv_tag), comm(call.comm),
+                                 MPI_STATUS_IGNORE);
+        } else {
+            MPI_Sendrecv(send_.at_least(call.bytes), as_count(call.bytes), MPI_BYTE, to, static_cast<int>(call.tag),
+                         receive_.at_least(call.recv_bytes), as_count(call.recv_bytes), MPI_BYTE, from,
+                         static_cast<int>(call.recv_tag), comm(call.comm), MPI_STATUS_IGNORE);
+        }
+        count(call.op, call.bytes);
+        return;
+    }
+    case CallKind::cancel:
         for (RequestId id : call.requests) {
             auto found = requests_.find(id);
-            if (found == requests_.end()) continue;
-            waiting_.push_back(found->second);
-            requests_.erase(found);
+            if (found != requests_.end()) MPI_Cancel(&found->second);
         }
-        MPI_Waitall(static_cast<int>(waiting_.size()), waiting_.data(), MPI_STATUSES_IGNORE);
-        count(Op::Waitall, 0);
+        return;
+    case CallKind::complete:
+        complete(call);
         return;
     case CallKind::collective:
         collective(call);
@@ -115,6 +148,34 @@ void Executor::issue(const ScheduledCall& call)
         return;
     }
     }
+}
+
+// The requests complete as the traced rank's call completed them, with the same function where one
+// call of it completes exactly these requests (MPI_Wait, MPI_Waitany of one); MPI_Waitsome may
+// return before all are done, so a set goes to MPI_Waitall.
+void Executor::complete(const ScheduledCall& call)
+{
+    waiting_.clear();
+    for (RequestId id : call.requests) {
+        auto found = requests_.find(id);
+        if (found == requests_.end()) continue;
+        waiting_.push_back(found->second);
+        requests_.erase(found);
+    }
+    const int n = static_cast<int>(waiting_.size());
+    if (n == 0) return;
+    Op issued = Op::Waitall;
+    if (n == 1 && call.op == Op::Wait) {
+        MPI_Wait(waiting_.data(), MPI_STATUS_IGNORE);
+        issued = Op::Wait;
+    } else if (n == 1 && call.op == Op::Waitany) {
+        int index = MPI_UNDEFINED;
+        MPI_Waitany(1, waiting_.data(), &index, MPI_STATUS_IGNORE);
+        issued = Op::Waitany;
+    } else {
+        MPI_Waitall(n, waiting_.data(), MPI_STATUSES_IGNORE);
+    }
+    count(issued, 0);
 }
 
 // Any communicator the trace shows being made, whatever call made it (split, dup, topologies,

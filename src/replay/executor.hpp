@@ -3,6 +3,7 @@
 // sizes, and counts what it issued per operation.
 
 #include "replay/schedule.hpp"
+#include "replay/watchdog.hpp"
 
 #include <mpi.h>
 
@@ -19,7 +20,8 @@ struct IssuedTotals {
 
 class Executor {
 public:
-    Executor();
+    // `watchdog` (may be null) is told of every call that may block.
+    explicit Executor(Watchdog* watchdog = nullptr);
     ~Executor();
     Executor(const Executor&) = delete;
     Executor& operator=(const Executor&) = delete;
@@ -43,6 +45,8 @@ private:
         std::vector<std::unique_ptr<char[]>> retired_;
     };
 
+    void issue_call(const ScheduledCall& call);
+    void complete(const ScheduledCall& call);
     void collective(const ScheduledCall& call);
     void create(const ScheduledCall& call);
     MPI_Comm comm(int64_t id) const;
@@ -60,6 +64,7 @@ private:
     std::vector<int> recv_displacements_;
     std::vector<MPI_Datatype> types_;
     std::vector<IssuedTotals> totals_;
+    Watchdog* watchdog_;
     double compute_seconds_ = 0;
 };
 

@@ -5,6 +5,7 @@
 // h-trace on h-replay then sees only the replayed communication, which is how tests check it.
 #include "replay/executor.hpp"
 #include "replay/schedule.hpp"
+#include "replay/watchdog.hpp"
 #include "trace/trace_file.hpp"
 
 #include <mpi.h>
@@ -24,16 +25,21 @@ namespace {
 using namespace htrace;
 
 constexpr const char* kUsage =
-    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--report-json FILE] [TRACE]\n"
+    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--paired] [--stall-limit S] [--report-json FILE] [TRACE]\n"
     "  TRACE             the trace to replay (default trace.h); N must be its rank count\n"
     "  --seed N          draw histogram values from seed N instead of the one the trace holds\n"
     "  --no-compute      skip the recorded computation between calls: communication only\n"
+    "  --paired          pair messages with receives by the walk even where causal replay is possible\n"
+    "  --stall-limit S   stop the job when one call of a rank has not returned for S seconds\n"
+    "                    (default 60 s or ten times the traced time, whichever is longer; 0: never)\n"
     "  --report-json F   write replay time, traced time and calls and bytes per operation to F\n";
 
 struct Options {
     std::string trace = "trace.h";
     std::optional<uint64_t> seed;
     bool compute = true;
+    bool paired = false;
+    std::optional<double> stall_limit;
     std::string report_json;
     bool help = false;
 };
@@ -54,6 +60,14 @@ std::string parse_options(int argc, char** argv, Options& options)
             options.help = true;
         } else if (arg == "--no-compute") {
             options.compute = false;
+        } else if (arg == "--paired") {
+            options.paired = true;
+        } else if (arg == "--stall-limit") {
+            if (auto error = next(arg, text); !error.empty()) return error;
+            char* end = nullptr;
+            const double seconds = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end != '\0' || !(seconds >= 0)) return "--stall-limit: not a number of seconds: " + text;
+            options.stall_limit = seconds;
         } else if (arg == "--seed") {
             if (auto error = next(arg, text); !error.empty()) return error;
             uint64_t seed = 0;
@@ -115,6 +129,10 @@ struct Report {
     std::vector<uint64_t> bytes;
     std::vector<uint64_t> not_replayed;
     uint64_t by_name_only = 0;
+    std::string mode;
+    std::string mode_reason;  // why not causal
+    uint64_t unpaired_receives = 0;
+    uint64_t fallback_messages = 0;
 
     double relative_difference() const
     {
@@ -126,7 +144,10 @@ struct Report {
         std::ostringstream out;
         out.precision(9);
         out << "{\n  \"ranks\": " << ranks << ",\n  \"seed\": " << seed
-            << ",\n  \"compute\": " << (compute ? "true" : "false") << ",\n  \"replay_seconds\": " << replay_seconds
+            << ",\n  \"compute\": " << (compute ? "true" : "false") << ",\n  \"mode\": " << json_string(mode)
+            << ",\n  \"mode_reason\": " << json_string(mode_reason)
+            << ",\n  \"unpaired_receives\": " << unpaired_receives
+            << ",\n  \"fallback_messages\": " << fallback_messages << ",\n  \"replay_seconds\": " << replay_seconds
             << ",\n  \"traced_seconds\": " << traced_seconds
             << ",\n  \"relative_difference\": " << relative_difference()
             << ",\n  \"compute_seconds\": " << compute_seconds << ",\n  \"operations\": {";
@@ -148,6 +169,28 @@ struct Report {
         return out.str();
     }
 };
+
+struct Mode {
+    replay::ReplayMode mode = replay::ReplayMode::paired;
+    std::string reason;  // why not causal (rank 0 has it)
+};
+
+// Causal replay needs every rank to be able to take part in it: each rank checks its own side, and
+// the lowest rank that cannot says why, on every rank's behalf.
+Mode choose_mode(const Trace& trace, uint64_t seed, int rank, int size, bool paired)
+{
+    if (paired) return {replay::ReplayMode::paired, "--paired"};
+    const std::string obstacle = replay::causal_replay_obstacle(trace, seed, rank);
+    int first = obstacle.empty() ? size : rank;
+    PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == size) return {replay::ReplayMode::causal, ""};
+    // The reason travels to rank 0, which reports it.
+    int length = rank == first ? static_cast<int>(obstacle.size()) : 0;
+    PMPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD);
+    std::string reason = rank == first ? obstacle : std::string(static_cast<size_t>(length), ' ');
+    PMPI_Bcast(reason.data(), length, MPI_CHAR, first, MPI_COMM_WORLD);
+    return {replay::ReplayMode::paired, reason};
+}
 
 int run(int argc, char** argv, int rank, int size)
 {
@@ -171,16 +214,24 @@ int run(int argc, char** argv, int rank, int size)
     if (!all_ranks_ok(error, rank, size)) return 1;
     const Trace& trace = *read.trace;
     const uint64_t seed = options.seed.value_or(trace.header.seed);
+    const Mode mode = choose_mode(trace, seed, rank, size, options.paired);
 
-    replay::Executor executor;
+#ifdef HTRACE_SIMULATED
+    const double stall_limit = 0;  // a simulation finds its own deadlocks
+#else
+    const double stall_limit = options.stall_limit.value_or(std::max(60.0, 10 * trace.header.traced_seconds));
+#endif
+    replay::Watchdog watchdog(rank, stall_limit);
+    replay::Executor executor(&watchdog);
     PMPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     const replay::ScheduleSummary summary = replay::generate_schedule(
-        trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); }, options.compute);
+        trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); },
+        replay::ScheduleOptions{mode.mode, options.compute});
     double seconds = MPI_Wtime() - start;
 
     const size_t ops = static_cast<size_t>(Op::first_opaque);
-    std::vector<uint64_t> local(3 * ops + 1, 0);
+    std::vector<uint64_t> local(3 * ops + 3, 0);
     for (size_t op = 0; op < ops; ++op) {
         local[op] = executor.totals()[op].calls;
         local[ops + op] = executor.totals()[op].bytes;
@@ -190,6 +241,8 @@ int run(int argc, char** argv, int rank, int size)
         if (op < ops) local[2 * ops + op] += count;
     }
     local[3 * ops] = summary.by_name_only;
+    local[3 * ops + 1] = summary.unpaired_receives;
+    local[3 * ops + 2] = summary.fallback_messages;
     std::vector<uint64_t> total(local.size(), 0);
     PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     double slowest = 0;
@@ -211,9 +264,21 @@ int run(int argc, char** argv, int rank, int size)
         report.bytes.assign(total.begin() + static_cast<long>(ops), total.begin() + static_cast<long>(2 * ops));
         report.not_replayed.assign(total.begin() + static_cast<long>(2 * ops), total.begin() + static_cast<long>(3 * ops));
         report.by_name_only = total[3 * ops];
+        report.unpaired_receives = total[3 * ops + 1];
+        report.fallback_messages = total[3 * ops + 2];
+        report.mode = mode.mode == replay::ReplayMode::causal ? "causal" : "paired";
+        report.mode_reason = mode.reason;
         std::fprintf(stderr, "h-replay: replay %.6f s, traced %.6f s, difference %+.1f%%%s\n", report.replay_seconds,
                      report.traced_seconds, 100.0 * report.relative_difference(),
                      options.compute ? "" : " (--no-compute)");
+        if (mode.mode == replay::ReplayMode::causal) {
+            std::fprintf(stderr, "h-replay: causal replay: every receive and completion where the rank made it\n");
+        } else {
+            std::fprintf(stderr, "h-replay: paired replay (%s): %llu receives without a message, %llu messages "
+                         "received where their send was\n", mode.reason.c_str(),
+                         static_cast<unsigned long long>(report.unpaired_receives),
+                         static_cast<unsigned long long>(report.fallback_messages));
+        }
         uint64_t skipped = 0;
         std::string names;
         for (size_t op = 0; op < ops; ++op) {

@@ -1,456 +1,629 @@
 #include "replay/schedule.hpp"
 
-#include "trace/walk.hpp"
+#include "replay/rank_stream.hpp"
+#include "trace/completion_set.hpp"
 
 #include <algorithm>
-#include <array>
-#include <numeric>
-#include <optional>
+#include <deque>
+#include <set>
+#include <tuple>
 
 namespace htrace::replay {
 namespace {
 
-// Buffered and ready sends need what replay cannot promise (an attached buffer, a receive already
-// posted in real time): they go out as standard sends, moving the same bytes.
-Op replayed_send(Op op)
-{
-    switch (op) {
-    case Op::Send:
-    case Op::Bsend:
-    case Op::Rsend: return Op::Send;
-    case Op::Ssend: return Op::Ssend;
-    case Op::Issend: return Op::Issend;
-    default: return Op::Isend;  // Isend, Ibsend, Irsend, and the send half of Sendrecv
+// How far a receive looks ahead for its completion, in items of its own rank's stream. Beyond it the
+// receive is taken as never completed: the items in between are kept in memory meanwhile.
+constexpr size_t kLookAheadLimit = size_t{1} << 20;
+
+// A request the traced rank created, as replay mirrors its pending list (trace/completion_set.hpp):
+// completions name their requests by position in this list.
+struct PendingEntry {
+    RequestId request = 0;  // replay's request for it (0: none, e.g. a receive no message was given to)
+    bool any_source = false;  // a wildcard receive: the completion that completes it tells what matched
+    bool any_tag = false;
+};
+
+// The pending list, oldest first, as long as the tracer keeps it.
+class PendingList {
+public:
+    void add(PendingEntry entry)
+    {
+        if (entries_.size() == PendingRequests<int>::kKept) entries_.pop_front();
+        entries_.push_back(entry);
     }
-}
 
-bool is_nonblocking_collective(Op op)
+    // The entries a completed set names (newest first), removed from the list. Positions that are not
+    // pending (a drawn set, a request the list no longer keeps) are left out.
+    std::vector<PendingEntry> take(const std::vector<uint32_t>& positions)
+    {
+        std::vector<PendingEntry> taken;
+        std::vector<size_t> indices;
+        for (uint32_t p : positions) {
+            if (p < entries_.size()) indices.push_back(entries_.size() - 1 - p);
+        }
+        std::sort(indices.begin(), indices.end());
+        indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+        for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
+            taken.push_back(entries_[*it]);
+            entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(*it));
+        }
+        std::reverse(taken.begin(), taken.end());  // oldest first, as the tracer orders matches
+        return taken;
+    }
+
+    std::vector<PendingEntry> take_all()
+    {
+        std::vector<PendingEntry> all(entries_.begin(), entries_.end());
+        entries_.clear();
+        return all;
+    }
+
+    // The entry at `position` (0: the newest), if it is pending.
+    const PendingEntry* at(uint32_t position) const
+    {
+        return position < entries_.size() ? &entries_[entries_.size() - 1 - position] : nullptr;
+    }
+
+    const std::deque<PendingEntry>& entries() const { return entries_; }
+    size_t size() const { return entries_.size(); }
+
+private:
+    std::deque<PendingEntry> entries_;
+};
+
+// Which positions a completion names; nullopt when the trace does not say (a version 1 trace, or a
+// set the tracer could not encode): then it completes everything pending, if it completed anything.
+std::optional<std::vector<uint32_t>> named_positions(const Completion& completion, size_t pending)
 {
-    return operation_kind(op) == OperationKind::collective && operation_name(op).substr(0, 5) == "MPI_I";
+    if (!completion.recorded) return std::nullopt;
+    return decode_completed_set(completion.completed_set, static_cast<uint32_t>(std::min<size_t>(pending, 1u << 20)));
 }
 
-// Collectives whose per-rank sizes differ by design: every participant's own values make the call.
-bool is_vector_collective(Op op)
+// How the completion that completes a receive completed it.
+struct Match {
+    std::optional<int64_t> peer;  // a wildcard's match, relative to the receive's communicator
+    std::optional<int64_t> tag;
+    bool cancelled = false;       // the rank had cancelled it: no message came
+    size_t completion = 0;        // items ahead of the receive
+};
+
+
+
+// Follows the pending list ahead from the receive that `stream`'s current item posts, to the
+// completion that completes it; nullopt if none does within the look-ahead limit.
+std::optional<Match> find_completion(RankStream& stream, const PendingList& pending, const Item& receive)
 {
-    return is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Scatterv, Op::Iscatterv, Op::Allgatherv,
-                          Op::Iallgatherv, Op::Alltoallv, Op::Ialltoallv, Op::Alltoallw, Op::Ialltoallw,
-                          Op::Reduce_scatter, Op::Ireduce_scatter});
+    struct Flags {
+        bool any_source;
+        bool any_tag;
+        bool ours;
+    };
+    std::vector<Flags> mirror;
+    for (const auto& entry : pending.entries()) mirror.push_back({entry.any_source, entry.any_tag, false});
+    mirror.push_back({receive.asked.any_source && !receive.asked.source_known,
+                      receive.asked.any_tag && !receive.asked.tag_known, true});
+    for (size_t ahead = 1; ahead < kLookAheadLimit; ++ahead) {
+        const Item* item = stream.peek(ahead);
+        if (item == nullptr) return std::nullopt;
+        if (item->creates_request) {
+            const bool receives = item->kind == ItemKind::receive;
+            mirror.push_back({receives && item->asked.any_source && !item->asked.source_known,
+                              receives && item->asked.any_tag && !item->asked.tag_known, false});
+            if (mirror.size() > PendingRequests<int>::kKept) mirror.erase(mirror.begin());
+        }
+        if (item->kind != ItemKind::completion) continue;
+        const auto positions = named_positions(item->completion, mirror.size());
+        if (!positions) return std::nullopt;
+        std::vector<size_t> indices;
+        for (uint32_t p : *positions) {
+            if (p < mirror.size()) indices.push_back(mirror.size() - 1 - p);
+        }
+        std::sort(indices.begin(), indices.end());
+        size_t peers_before = 0;
+        size_t tags_before = 0;
+        for (size_t index : indices) {
+            const Flags& flags = mirror[index];
+            if (flags.ours) {
+                Match match;
+                match.completion = ahead;
+                match.cancelled =
+                    completed_set_names(item->completion.cancelled_set, static_cast<uint32_t>(mirror.size() - 1 - index));
+                const auto& peers = item->completion.matched_peers;
+                const auto& tags = item->completion.matched_tags;
+                if (flags.any_source && peers_before < peers.size()) match.peer = peers[peers_before];
+                if (flags.any_tag && tags_before < tags.size()) match.tag = tags[tags_before];
+                return match;
+            }
+            peers_before += flags.any_source ? 1 : 0;
+            tags_before += flags.any_tag ? 1 : 0;
+        }
+        for (auto it = indices.rbegin(); it != indices.rend(); ++it) mirror.erase(mirror.begin() + static_cast<std::ptrdiff_t>(*it));
+        if (std::none_of(mirror.begin(), mirror.end(), [](const Flags& f) { return f.ours; })) return std::nullopt;
+    }
+    return std::nullopt;
 }
 
-// Collectives whose send buffer may be MPI_IN_PLACE, which the trace shows as no send bytes but some
-// receive bytes.
-bool may_be_in_place(Op op, bool at_root)
-{
-    if (is_one_of(op, {Op::Gather, Op::Igather, Op::Gatherv, Op::Igatherv})) return at_root;
-    return is_one_of(op, {Op::Allgather, Op::Iallgather, Op::Allgatherv, Op::Iallgatherv, Op::Alltoall,
-                          Op::Ialltoall});
-}
-
-using Drawn = std::array<std::optional<int64_t>, kRoleCount>;
-
-enum class Pending : uint8_t { receive, other };
+// A message aimed at this rank that paired replay has posted a receive for, not yet given to a
+// receive event.
+struct PostedMessage {
+    RequestId request;
+    Rank source;
+    int64_t comm;
+    int64_t tag;
+};
 
 class ScheduleGenerator {
 public:
-    ScheduleGenerator(const Trace& trace, uint64_t seed, Rank me, const CallSink& sink, bool compute)
-        : trace_(trace), me_(me), sink_(sink), compute_(compute), draws_(seed)
+    ScheduleGenerator(const Trace& trace, uint64_t seed, Rank me, const CallSink& sink, const ScheduleOptions& options)
+        : stream_(trace, seed, me, options.mode == ReplayMode::paired), sink_(sink), options_(options)
     {
     }
 
     ScheduleSummary run()
     {
-        TraceWalker walker(
-            trace_,
-            [this](const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms) {
-                on_event(e, participants, comms);
-            },
-            draws_);
-        walker.run();
-        complete_pending(false);
-        return summary_;
+        while (const Item* item = stream_.peek(0)) {
+            handle(*item);
+            stream_.pop();
+            ++position_;
+        }
+        complete(Op::Waitall, outstanding_, nullptr);
+        ScheduleSummary summary = stream_.summary();
+        summary.unpaired_receives = unpaired_receives_;
+        summary.fallback_messages = fallback_messages_;
+        return summary;
     }
 
 private:
-    // Every rank draws the same values in the same order: each histogram parameter of each
-    // participant, whether or not this rank needs it. Other values are read when asked for.
-    void draw_all(const Event& e, const std::vector<Rank>& participants)
+    bool causal() const { return options_.mode == ReplayMode::causal; }
+
+    void handle(const Item& item)
     {
-        event_ = &e;
-        participants_ = &participants;
-        const bool any = std::any_of(e.params.begin(), e.params.end(),
-                                     [](const Param& p) { return p.value.is_histogram(); });
-        drawn_.resize(any ? participants.size() : 0);
-        for (size_t i = 0; i < drawn_.size(); ++i) {
-            for (const auto& param : e.params) {
-                if (param.value.is_histogram()) drawn_[i][static_cast<size_t>(param.role)] = draws_.draw(param.value.histogram());
+        switch (item.kind) {
+        case ItemKind::compute:
+            if (options_.compute) sink_(item.call);
+            return;
+        case ItemKind::send:
+        case ItemKind::collective: {
+            if (item.kind == ItemKind::collective && !causal()) complete_fallbacks();
+            ScheduledCall call = item.call;
+            if (item.creates_request) {
+                call.request = new_request();
+                pending_.add({call.request, false, false});
             }
-        }
-    }
-
-    std::optional<int64_t> value(size_t participant, Role role) const
-    {
-        const Value* v = event_->find(role);
-        if (v == nullptr) return std::nullopt;
-        if (v->is_histogram()) return drawn_[participant][static_cast<size_t>(role)];
-        return v->value_for((*participants_)[participant]);
-    }
-
-    void on_event(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
-    {
-        draw_all(e, participants);
-        const auto me = std::lower_bound(participants.begin(), participants.end(), me_);
-        const bool taking_part = me != participants.end() && *me == me_;
-        const size_t my_index = static_cast<size_t>(me - participants.begin());
-        if (taking_part && compute_ && e.compute.count > 0 && e.compute.mean > 0) {
-            ScheduledCall delay;
-            delay.kind = CallKind::compute;
-            delay.op = e.op;
-            delay.seconds = e.compute.mean;
-            sink_(delay);
-        }
-        switch (operation_kind(e.op)) {
-        case OperationKind::send:
-        case OperationKind::sendrecv:
-            sends(e, participants, comms);
-            if (taking_part && operation_kind(e.op) == OperationKind::sendrecv) complete_pending(false);
-            break;
-        case OperationKind::recv:
-            if (taking_part && e.op == Op::Recv) complete_pending(true);
-            break;
-        case OperationKind::completion:
-            if (taking_part && completed_something(e.op, my_index)) complete_pending(false);
-            break;
-        case OperationKind::collective:
-            if (taking_part) collective(e, participants, comms, my_index);
-            break;
-        case OperationKind::comm_create:
-            if (taking_part) create(e, comms, my_index);
-            break;
-        case OperationKind::comm_free:
-            if (taking_part) release(e, comms, my_index);
-            break;
-        case OperationKind::opaque:
-            if (taking_part) ++summary_.by_name_only;
-            break;
-        default:  // init, finalize, probes: nothing to issue
-            break;
-        }
-    }
-
-    bool completed_something(Op op, size_t my_index) const
-    {
-        if (!is_one_of(op, {Op::Test, Op::Testall, Op::Testany, Op::Testsome, Op::Waitsome})) return true;
-        return value(my_index, Role::completed).value_or(1) > 0;
-    }
-
-    // Each participant's send, in participant order; its destination posts the receive at that point.
-    void sends(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
-    {
-        if (!world_senders(e, participants)) {
-            for (size_t i = 0; i < participants.size(); ++i) send_of(e, participants, i, comms);
+            sink_(call);
             return;
         }
-        for (size_t i : senders_) send_of(e, participants, i, comms);
-    }
-
-    // Without drawn values on the world communicator, the participants that matter to this rank
-    // (itself, and those whose relative peer lands on it) follow from the peer values alone: the
-    // walk's cost per event stays independent of the rank count. Fills senders_ in participant
-    // order; false where that shortcut does not apply.
-    bool world_senders(const Event& e, const std::vector<Rank>& participants)
-    {
-        const Value* comm = e.find(Role::comm);
-        const Value* peer = e.find(Role::peer);
-        if (!drawn_.empty() || comm == nullptr || peer == nullptr || !comm->is_exact() || comm->exact() != 0 ||
-            peer->is_histogram()) {
-            return false;
-        }
-        const auto world = static_cast<int64_t>(trace_.header.ranks);
-        senders_.clear();
-        auto consider = [&](int64_t relative) {
-            if (relative < 0 || world <= 0) return;
-            const auto sender = static_cast<Rank>(((me_ - relative) % world + world) % world);
-            const auto at = std::lower_bound(participants.begin(), participants.end(), sender);
-            if (at != participants.end() && *at == sender && peer->value_for(sender) == relative) {
-                senders_.push_back(static_cast<size_t>(at - participants.begin()));
-            }
-        };
-        if (peer->is_exact()) {
-            consider(peer->exact());
-        } else {
-            for (const auto& entry : peer->per_rank()) consider(entry.value);
-        }
-        const auto me = std::lower_bound(participants.begin(), participants.end(), me_);
-        if (me != participants.end() && *me == me_) senders_.push_back(static_cast<size_t>(me - participants.begin()));
-        std::sort(senders_.begin(), senders_.end());
-        senders_.erase(std::unique(senders_.begin(), senders_.end()), senders_.end());
-        return true;
-    }
-
-    void send_of(const Event& e, const std::vector<Rank>& participants, size_t i, const CommunicatorTable& comms)
-    {
-        const Rank sender = participants[i];
-        const auto comm = value(i, Role::comm);
-        const auto peer = value(i, Role::peer);
-        if (!comm || !peer) return;
-        std::optional<Rank> destination;
-        if (*peer == kProcNull) {
-            destination = static_cast<Rank>(kProcNull);
-        } else {
-            destination = comms.world_peer(sender, *comm, *peer);
-        }
-        if (!destination) {
-            if (sender == me_) not_replayed(e.op);
+        case ItemKind::create_comm:
+        case ItemKind::free_comm:
+            if (!causal()) complete_fallbacks();
+            sink_(item.call);
             return;
-        }
-        const int64_t tag = value(i, Role::tag).value_or(0);
-        const int64_t bytes = std::max<int64_t>(0, value(i, Role::bytes).value_or(0));
-        if (*destination == me_) {
-            const auto my_comm = comms.local_id(me_, sender, *comm);
-            const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
-            if (my_comm && source) {
-                ScheduledCall receive;
-                receive.kind = CallKind::post_receive;
-                receive.op = Op::Irecv;
-                receive.comm = *my_comm;
-                receive.peer = sender;
-                receive.peer_in_comm = *source;
-                receive.tag = tag;
-                receive.bytes = bytes;
-                receive.request = next_request_++;
-                pending_.emplace_back(receive.request, Pending::receive);
-                sink_(receive);
-            }
-        }
-        if (sender != me_) return;
-        ScheduledCall send;
-        send.kind = CallKind::send;
-        send.op = replayed_send(e.op);
-        send.comm = *comm;
-        send.peer = *destination;
-        send.peer_in_comm = *destination == kProcNull ? static_cast<int32_t>(kProcNull)
-                                                      : comms.rank_in(me_, *comm, *destination).value_or(-1);
-        send.tag = tag;
-        send.bytes = bytes;
-        if (send.op == Op::Isend || send.op == Op::Issend) {
-            send.request = next_request_++;
-            pending_.emplace_back(send.request, Pending::other);
-        }
-        sink_(send);
-    }
-
-    void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
-                    size_t my_index)
-    {
-        const auto comm = value(my_index, Role::comm);
-        const auto* members = comm ? comms.members(me_, *comm) : nullptr;
-        // A collective replays only where every member of its communicator takes part; anything else
-        // would hang, and the merge never produces it for a communicator the trace knows.
-        if (members == nullptr || is_neighbor_collective(e.op) || !all_take_part(*members, participants)) {
-            not_replayed(e.op);
+        case ItemKind::request_only:
+            pending_.add({});
             return;
-        }
-        complete_pending(false);
-
-        ScheduledCall call;
-        call.kind = CallKind::collective;
-        call.op = e.op;
-        call.comm = *comm;
-        if (const auto root = value(my_index, Role::root)) call.root = static_cast<int32_t>(*root);
-        const bool at_root = call.root >= 0 && (*members)[static_cast<size_t>(call.root)] == me_;
-        auto size = [&](size_t participant, Role role) {
-            return std::max<int64_t>(0, value(participant, role).value_or(0));
-        };
-        call.bytes = size(my_index, Role::bytes);
-        call.recv_bytes = size(my_index, Role::recv_bytes);
-        if (is_vector_collective(e.op)) {
-            // Per-member sizes: every member derives all counts from everyone's values.
-            vector_counts(e.op, participants, *members, call);
-        } else if (has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes)) {
-            // Drawn sizes differ between members, and MPI needs them to agree: one block for all,
-            // the first participant's (its send side, or its receive side where it sent nothing).
-            const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
-            call.bytes = block;
-            call.recv_bytes = block;
-        } else {
-            call.in_place = may_be_in_place(e.op, at_root) && call.bytes == 0 && call.recv_bytes > 0;
-        }
-        if (is_nonblocking_collective(e.op)) {
-            call.request = next_request_++;
-            pending_.emplace_back(call.request, Pending::other);
-        }
-        sink_(call);
-    }
-
-    static bool has_histogram(const Event& e, Role role)
-    {
-        const Value* v = e.find(role);
-        return v != nullptr && v->is_histogram();
-    }
-
-    bool all_take_part(const std::vector<Rank>& members, const std::vector<Rank>& participants) const
-    {
-        if (members.size() > participants.size()) return false;
-        return std::all_of(members.begin(), members.end(), [&](Rank m) {
-            return std::binary_search(participants.begin(), participants.end(), m);
-        });
-    }
-
-    // Per-member sizes of v-collectives, indexed by rank in the communicator, from every member's own
-    // values (drawn or recorded), so that each side's counts agree with the other's.
-    void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
-                       ScheduledCall& call)
-    {
-        const size_t n = members.size();
-        auto of_member = [&](size_t member, Role role) -> int64_t {
-            const auto at = std::lower_bound(participants.begin(), participants.end(), members[member]);
-            return std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), role).value_or(0));
-        };
-        const size_t my_rank = static_cast<size_t>(
-            std::find(members.begin(), members.end(), me_) - members.begin());
-        if (is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Allgatherv, Op::Iallgatherv})) {
-            // What each member contributes. One that gave MPI_IN_PLACE (the root of a Gatherv, any
-            // member of an Allgatherv; it shows as no bytes sent, some received) contributes its
-            // share of what the receiver got beyond the others' contributions.
-            const size_t receiver = call.root >= 0 ? static_cast<size_t>(call.root) : 0;
-            auto in_place = [&](size_t m) {
-                return may_be_in_place(op, call.root < 0 || m == receiver) && of_member(m, Role::bytes) == 0 &&
-                       of_member(m, Role::recv_bytes) > 0;
-            };
-            int64_t given = 0;
-            int64_t sharing = 0;
-            for (size_t m = 0; m < n; ++m) {
-                given += of_member(m, Role::bytes);
-                sharing += in_place(m) ? 1 : 0;
-            }
-            const int64_t rest = std::max<int64_t>(0, of_member(receiver, Role::recv_bytes) - given);
-            call.recv_counts.resize(n);
-            for (size_t m = 0; m < n; ++m) {
-                call.recv_counts[m] = in_place(m) ? rest / sharing : of_member(m, Role::bytes);
-            }
-            call.in_place = in_place(my_rank);
-            return;
-        }
-        if (is_one_of(op, {Op::Scatterv, Op::Iscatterv})) {
-            call.send_counts.resize(n);
-            for (size_t m = 0; m < n; ++m) call.send_counts[m] = of_member(m, Role::recv_bytes);
-            return;
-        }
-        auto even_share = [n](int64_t total, size_t to) {
-            const auto parts = static_cast<int64_t>(n);
-            return total / parts + (static_cast<int64_t>(to) < total % parts ? 1 : 0);
-        };
-        if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
-            // The trace keeps the sum of the receive counts, the same on every member unless drawn:
-            // the first member's then stands for all.
-            call.recv_counts.resize(n);
-            for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(of_member(0, Role::recv_bytes), m);
-            return;
-        }
-        // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
-        // what. Any matrix with those row and column sums moves the same bytes: the north-west
-        // corner rule builds one from the totals alone, the same on every member. Drawn totals that
-        // do not balance go out in even shares instead.
-        std::vector<int64_t> sent(n);
-        std::vector<int64_t> received(n);
-        for (size_t m = 0; m < n; ++m) {
-            sent[m] = of_member(m, Role::bytes);
-            received[m] = of_member(m, Role::recv_bytes);
-        }
-        call.send_counts.assign(n, 0);
-        call.recv_counts.assign(n, 0);
-        call.in_place = false;
-        if (std::accumulate(sent.begin(), sent.end(), int64_t{0}) !=
-            std::accumulate(received.begin(), received.end(), int64_t{0})) {
-            for (size_t m = 0; m < n; ++m) {
-                call.send_counts[m] = even_share(sent[my_rank], m);
-                call.recv_counts[m] = even_share(sent[m], my_rank);
-            }
-            return;
-        }
-        size_t from = 0;
-        size_t to = 0;
-        while (from < n && to < n) {
-            const int64_t moved = std::min(sent[from], received[to]);
-            if (from == my_rank) call.send_counts[to] = moved;
-            if (to == my_rank) call.recv_counts[from] = moved;
-            sent[from] -= moved;
-            received[to] -= moved;
-            if (sent[from] == 0) {
-                ++from;
+        case ItemKind::receive:
+            if (causal()) {
+                causal_receive(item);
             } else {
-                ++to;
+                paired_receive(item);
             }
-        }
-    }
-
-    void create(const Event& e, const CommunicatorTable& comms, size_t my_index)
-    {
-        const auto parent = value(my_index, Role::comm);
-        const auto made = value(my_index, Role::new_comm);
-        complete_pending(false);
-        if (!made || *made == kNoComm) return;  // this rank got MPI_COMM_NULL
-        const auto* members = comms.members(me_, *made);
-        if (members == nullptr) {
-            not_replayed(e.op);
+            return;
+        case ItemKind::sendrecv:
+            if (causal()) {
+                sink_(item.call);
+            } else {
+                paired_sendrecv(item);
+            }
+            return;
+        case ItemKind::completion:
+            recorded_completion(item);
+            return;
+        case ItemKind::incoming:
+            incoming(item);
             return;
         }
-        ScheduledCall call;
-        call.kind = CallKind::create_comm;
-        call.op = e.op;
-        call.comm = parent.value_or(kNoComm);
-        call.new_comm = *made;
-        call.members = *members;
-        sink_(call);
     }
 
-    void release(const Event& e, const CommunicatorTable& comms, size_t my_index)
+    RequestId new_request()
     {
-        const auto comm = value(my_index, Role::comm);
-        if (!comm || comms.members(me_, *comm) == nullptr || *comm <= 1) return;
-        (void)e;
-        complete_pending(false);
-        ScheduledCall call;
-        call.kind = CallKind::free_comm;
-        call.op = Op::Comm_free;
-        call.comm = *comm;
-        sink_(call);
+        outstanding_.push_back(next_request_);
+        return next_request_++;
     }
 
-    void complete_pending(bool receives_only)
+    // Waits for `requests` that are still outstanding (each once), as `op` did.
+    void complete(Op op, std::vector<RequestId> requests, const Event* event)
     {
         ScheduledCall call;
         call.kind = CallKind::complete;
-        call.op = Op::Waitall;
-        auto keep = std::stable_partition(pending_.begin(), pending_.end(), [&](const auto& entry) {
-            return receives_only && entry.second != Pending::receive;
-        });
-        for (auto it = keep; it != pending_.end(); ++it) call.requests.push_back(it->first);
-        pending_.erase(keep, pending_.end());
+        call.op = op;
+        call.event = event;
+        for (RequestId id : requests) {
+            auto found = std::find(outstanding_.begin(), outstanding_.end(), id);
+            if (id == 0 || found == outstanding_.end()) continue;
+            outstanding_.erase(found);
+            call.requests.push_back(id);
+        }
         if (!call.requests.empty()) sink_(call);
     }
 
-    void not_replayed(Op op) { ++summary_.not_replayed[std::string(operation_name(op))]; }
+    // ---- Causal: the rank's own receives, where it made them ----------------------------------------
 
-    const Trace& trace_;
-    Rank me_;
+    void causal_receive(const Item& item)
+    {
+        ScheduledCall call = item.call;
+        PendingEntry entry;
+        entry.any_source = item.asked.any_source && !item.asked.source_known;
+        entry.any_tag = item.asked.any_tag && !item.asked.tag_known;
+        bool known = item.asked.source_known && item.asked.tag_known;
+        if (!known && item.creates_request) {
+            // A wildcard MPI_Irecv: what it matched is recorded where it completed.
+            const auto match = find_completion(stream_, pending_, item);
+            const auto source = match && match->peer ? item.asked.comm.world_peer(*match->peer) : std::nullopt;
+            if (item.asked.any_source && source) {
+                call.peer = *source;
+                call.peer_in_comm = *source == kProcNull ? static_cast<int32_t>(kProcNull)
+                                                          : rank_in(item.asked.comm, *source);
+            }
+            if (item.asked.any_tag && match && match->tag) call.tag = *match->tag;
+            known = (item.asked.source_known || source.has_value()) &&
+                    (item.asked.tag_known || (match && match->tag.has_value()));
+        }
+        if (!known) {
+            // causal_replay_obstacle() rules this out; a receive that cannot be named is left out.
+            ++unpaired_receives_;
+            entry.request = 0;
+            if (item.creates_request) pending_.add(entry);
+            return;
+        }
+        if (stream_.message_sizes_drawn()) call.bytes = std::max(call.bytes, stream_.largest_message());
+        if (item.creates_request) {
+            call.request = new_request();
+            entry.request = call.request;
+            pending_.add(entry);
+        }
+        sink_(call);
+    }
+
+    static int32_t rank_in(const CommView& comm, Rank world)
+    {
+        const auto& members = *comm.members;
+        const auto found = std::find(members.begin(), members.end(), world);
+        return found == members.end() ? -1 : static_cast<int32_t>(found - members.begin());
+    }
+
+    // ---- Paired: messages known from the common seed, given to the rank's receives -------------------
+
+    struct Wanted {
+        std::optional<Rank> source;  // exact: only a message from there
+        std::optional<int64_t> tag;
+        int64_t comm = 0;
+    };
+
+    static Wanted wanted_by(const Item& item)
+    {
+        Wanted wanted;
+        const bool sendrecv = item.kind == ItemKind::sendrecv;
+        wanted.comm = item.call.comm;
+        if (item.asked.source_known && !item.asked.source_drawn) wanted.source = sendrecv ? item.call.source : item.call.peer;
+        if (item.asked.tag_known && !item.asked.tag_drawn) wanted.tag = sendrecv ? item.call.recv_tag : item.call.tag;
+        return wanted;
+    }
+
+    static bool fits(const Wanted& wanted, const ScheduledCall& message)
+    {
+        return message.comm == wanted.comm && (!wanted.source || *wanted.source == message.peer) &&
+               (!wanted.tag || *wanted.tag == message.tag);
+    }
+
+    // The earliest message already posted that `wanted` fits, taken off the posted list.
+    std::optional<RequestId> take_posted(const Wanted& wanted)
+    {
+        for (auto it = posted_.begin(); it != posted_.end(); ++it) {
+            ScheduledCall message;
+            message.comm = it->comm;
+            message.peer = it->source;
+            message.tag = it->tag;
+            if (!fits(wanted, message)) continue;
+            const RequestId request = it->request;
+            posted_.erase(it);
+            return request;
+        }
+        return std::nullopt;
+    }
+
+    // A receive from MPI_PROC_NULL pairs with nothing: it is issued as it was.
+    bool from_nowhere(const Item& item) const
+    {
+        return item.asked.source_known && !item.asked.source_drawn && item.call.peer == kProcNull;
+    }
+
+    void paired_receive(const Item& item)
+    {
+        if (from_nowhere(item)) {
+            causal_receive(item);
+            return;
+        }
+        const Wanted wanted = wanted_by(item);
+        if (!item.creates_request) {  // a blocking receive waits here for a message sent before it
+            const auto request = take_posted(wanted);
+            if (!request) {
+                ++unpaired_receives_;
+                return;
+            }
+            complete(Op::Wait, {*request}, item.call.event);
+            return;
+        }
+        PendingEntry entry;
+        entry.any_source = item.asked.any_source && !item.asked.source_known;
+        entry.any_tag = item.asked.any_tag && !item.asked.tag_known;
+        const auto match = find_completion(stream_, pending_, item);
+        if (match && match->cancelled) {
+            // The traced rank cancelled it: it takes no message.
+        } else if (const auto request = take_posted(wanted)) {
+            entry.request = *request;
+        } else if (match) {
+            // Looking ahead: a message sent before this receive's completion is posted for here.
+            for (size_t ahead = 1; ahead < match->completion; ++ahead) {
+                const Item* next = stream_.peek(ahead);
+                if (next->kind != ItemKind::incoming || claimed_.count(position_ + ahead) || !fits(wanted, next->call)) {
+                    continue;
+                }
+                claimed_.insert(position_ + ahead);
+                ScheduledCall call = next->call;
+                call.event = item.call.event;
+                call.request = new_request();
+                entry.request = call.request;
+                sink_(call);
+                break;
+            }
+        }
+        if (entry.request == 0 && !(match && match->cancelled)) ++unpaired_receives_;
+        pending_.add(entry);
+    }
+
+    // The send half goes out at once; the receive half takes a message sent before it in the walk.
+    void paired_sendrecv(const Item& item)
+    {
+        ScheduledCall send;
+        send.kind = CallKind::send;
+        send.op = Op::Isend;
+        send.event = item.call.event;
+        send.comm = item.call.comm;
+        send.peer = item.call.peer;
+        send.peer_in_comm = item.call.peer_in_comm;
+        send.tag = item.call.tag;
+        send.bytes = item.call.bytes;
+        send.request = new_request();
+        sink_(send);
+        std::vector<RequestId> both{send.request};
+        if (item.asked.source_known && !item.asked.source_drawn && item.call.source == kProcNull) {
+            // nothing to receive
+        } else if (const auto request = take_posted(wanted_by(item))) {
+            both.push_back(*request);
+        } else {
+            ++unpaired_receives_;
+        }
+        complete(Op::Waitall, both, item.call.event);
+    }
+
+    void incoming(const Item& item)
+    {
+        if (claimed_.erase(position_) > 0) return;  // a receive event ahead of it posted it already
+        ScheduledCall call = item.call;
+        call.request = new_request();
+        posted_.push_back({call.request, call.peer, call.comm, call.tag});
+        sink_(call);
+    }
+
+    // Messages no receive event took are received before the rank's next collective or communicator
+    // change, as the paper's replay does.
+    void complete_fallbacks()
+    {
+        if (posted_.empty()) return;
+        std::vector<RequestId> requests;
+        for (const auto& message : posted_) requests.push_back(message.request);
+        fallback_messages_ += posted_.size();
+        posted_.clear();
+        complete(Op::Waitall, requests, nullptr);
+    }
+
+    // ---- Completions: the requests the traced rank completed here --------------------------------------
+
+    void recorded_completion(const Item& item)
+    {
+        const auto positions = named_positions(item.completion, pending_.size());
+        std::vector<PendingEntry> entries;
+        if (positions) {
+            cancel(item);
+            entries = pending_.take(*positions);
+        } else if (item.completion.completed_something) {
+            entries = pending_.take_all();
+        }
+        std::vector<RequestId> requests;
+        for (const auto& entry : entries) requests.push_back(entry.request);
+        complete(item.call.op, requests, item.call.event);
+    }
+
+    // Receives the traced rank cancelled before this completion: no message comes for them.
+    void cancel(const Item& item)
+    {
+        if (item.completion.cancelled_set.empty()) return;
+        ScheduledCall call;
+        call.kind = CallKind::cancel;
+        call.op = item.call.op;
+        call.event = item.call.event;
+        for (uint32_t p : decode_completed_set(item.completion.cancelled_set, static_cast<uint32_t>(pending_.size()))
+                              .value_or(std::vector<uint32_t>{})) {
+            const PendingEntry* entry = pending_.at(p);
+            if (entry != nullptr && entry->request != 0) call.requests.push_back(entry->request);
+        }
+        if (!call.requests.empty()) sink_(call);
+    }
+
+    RankStream stream_;
     const CallSink& sink_;
-    bool compute_;
-    HistogramSampler draws_;
-    const Event* event_ = nullptr;
-    const std::vector<Rank>* participants_ = nullptr;
-    std::vector<Drawn> drawn_;  // per participant, the histogram values drawn for the current event
-    std::vector<std::pair<RequestId, Pending>> pending_;
-    std::vector<size_t> senders_;
+    ScheduleOptions options_;
+    size_t position_ = 0;  // of the current item in the stream
+    PendingList pending_;
+    std::vector<RequestId> outstanding_;  // created and not yet completed, oldest first
+    std::deque<PostedMessage> posted_;    // paired: posted at their send, given to no receive yet
+    std::set<size_t> claimed_;            // paired: positions of messages a receive ahead of them posted
     RequestId next_request_ = 1;
-    ScheduleSummary summary_;
+    uint64_t unpaired_receives_ = 0;
+    uint64_t fallback_messages_ = 0;
 };
+
+// ---- Whether causal replay is possible -------------------------------------------------------------
+
+bool is_point_to_point(OperationKind kind)
+{
+    return kind == OperationKind::send || kind == OperationKind::recv || kind == OperationKind::sendrecv ||
+           kind == OperationKind::completion;
+}
+
+bool holds_point_to_point(const Sequence& seq)
+{
+    return std::any_of(seq.begin(), seq.end(), [](const Node& node) {
+        return node.is_loop() ? holds_point_to_point(node.loop().body)
+                              : is_point_to_point(operation_kind(node.event().op));
+    });
+}
+
+// The first value that causal replay cannot take from the trace: drawn peers, tags, completions or
+// matches (sizes may be drawn: receives then take the largest message), or drawn loop counts around
+// point-to-point calls (sender and receiver would iterate differently).
+std::string drawn_structure(const Sequence& seq)
+{
+    for (const auto& node : seq) {
+        if (node.is_loop()) {
+            if (node.loop().iterations.is_histogram() && holds_point_to_point(node.loop().body)) {
+                return "a loop count around point-to-point calls was drawn from a histogram";
+            }
+            if (auto why = drawn_structure(node.loop().body); !why.empty()) return why;
+            continue;
+        }
+        const Event& e = node.event();
+        if (!is_point_to_point(operation_kind(e.op))) continue;
+        for (const auto& p : e.params) {
+            if (!p.value.is_histogram() || p.role == Role::bytes || p.role == Role::recv_bytes ||
+                p.role == Role::requests || p.role == Role::completed) {
+                continue;
+            }
+            return std::string(operation_name(e.op)) + " " + std::string(role_name(p.role)) +
+                   " values were drawn from a histogram";
+        }
+    }
+    return {};
+}
 
 }  // namespace
 
-ScheduleSummary generate_schedule(const Trace& trace, uint64_t seed, Rank rank, const CallSink& sink, bool compute)
+ScheduleSummary generate_schedule(const Trace& trace, uint64_t seed, Rank rank, const CallSink& sink,
+                                  const ScheduleOptions& options)
 {
-    return ScheduleGenerator(trace, seed, rank, sink, compute).run();
+    return ScheduleGenerator(trace, seed, rank, sink, options).run();
+}
+
+std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
+{
+    if (auto why = drawn_structure(trace.body); !why.empty()) return why;
+    // Every message aimed at this rank must have a receive of this rank on its channel, and the other
+    // way round: then the k-th receive on a channel takes the k-th message, as in the traced run.
+    using Channel = std::tuple<Rank, int64_t, int64_t>;  // source, this rank's communicator id, tag
+    std::map<Channel, int64_t> balance;
+    RankStream stream(trace, seed, rank, true);
+    // An MPI_Irecv counts where it completes: only then is known whether it was cancelled (no
+    // message) and, for a wildcard, what it matched.
+    struct Waiting {
+        bool any_source, any_tag;
+        CommView comm;
+        Channel channel;
+    };
+    std::deque<std::optional<Waiting>> pending;
+    auto where = [&](const Item& item) {
+        char signature[24];
+        std::snprintf(signature, sizeof signature, "@%016llx", static_cast<unsigned long long>(item.call.event->signature));
+        return "rank " + std::to_string(rank) + ", " + std::string(operation_name(item.call.event->op)) + " " + signature;
+    };
+    for (const Item* item; (item = stream.peek(0)) != nullptr; stream.pop()) {
+        if (item->kind == ItemKind::incoming) {
+            ++balance[{item->call.peer, item->call.comm, item->call.tag}];
+            continue;
+        }
+        const bool receives = item->kind == ItemKind::receive || item->kind == ItemKind::sendrecv;
+        const bool sendrecv = item->kind == ItemKind::sendrecv;
+        const Rank source = sendrecv ? item->call.source : item->call.peer;
+        const int64_t tag = sendrecv ? item->call.recv_tag : item->call.tag;
+        const bool from_nowhere = item->asked.source_known && source == kProcNull;
+        std::optional<Waiting> waiting;
+        if (receives && !from_nowhere) {
+            if (item->creates_request) {
+                waiting = Waiting{item->asked.any_source && !item->asked.source_known,
+                                  item->asked.any_tag && !item->asked.tag_known, item->asked.comm,
+                                  {source, item->call.comm, tag}};
+            } else if (item->asked.source_known && item->asked.tag_known) {
+                --balance[{source, item->call.comm, tag}];
+            } else {
+                return where(*item) + ": what a wildcard receive matched is not in the trace";
+            }
+        }
+        if (item->creates_request) {
+            if (pending.size() == PendingRequests<int>::kKept) pending.pop_front();
+            pending.push_back(waiting);
+        }
+        if (item->kind != ItemKind::completion) continue;
+        if (!item->completion.recorded) {
+            return "the trace does not say which requests its completion calls completed (an older trace format)";
+        }
+        const auto positions = named_positions(item->completion, pending.size());
+        if (!positions) return where(*item) + ": a completion whose requests the tracer could not record";
+        std::vector<size_t> indices;
+        for (uint32_t p : *positions) {
+            if (p >= pending.size()) return where(*item) + ": completes a request the rank does not have";
+            indices.push_back(pending.size() - 1 - p);
+        }
+        std::sort(indices.begin(), indices.end());
+        size_t peers = 0;
+        size_t tags = 0;
+        for (size_t index : indices) {
+            if (!pending[index]) continue;
+            Waiting& w = *pending[index];
+            if (completed_set_names(item->completion.cancelled_set, static_cast<uint32_t>(pending.size() - 1 - index))) {
+                continue;
+            }
+            auto& [channel_source, comm, channel_tag] = w.channel;
+            if (w.any_source) {
+                const auto& matched = item->completion.matched_peers;
+                const auto world = peers < matched.size() ? w.comm.world_peer(matched[peers++]) : std::nullopt;
+                if (!world) return where(*item) + ": what a wildcard receive matched is not in the trace";
+                channel_source = *world;
+            }
+            if (w.any_tag) {
+                const auto& matched = item->completion.matched_tags;
+                if (tags >= matched.size()) return where(*item) + ": what a wildcard receive matched is not in the trace";
+                channel_tag = matched[tags++];
+            }
+            --balance[w.channel];
+        }
+        for (auto it = indices.rbegin(); it != indices.rend(); ++it) pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*it));
+    }
+    // Receives never completed are still posted, and take their messages.
+    for (const auto& waiting : pending) {
+        if (!waiting) continue;
+        if (waiting->any_source || waiting->any_tag) {
+            return "rank " + std::to_string(rank) + ": a wildcard receive that never completed (its match is not in the trace)";
+        }
+        --balance[waiting->channel];
+    }
+    for (const auto& [channel, count] : balance) {
+        if (count == 0) continue;
+        const auto& [source, comm, tag] = channel;
+        return "rank " + std::to_string(rank) + " has " + std::to_string(count > 0 ? count : -count) +
+               (count > 0 ? " messages from rank " + std::to_string(source) + " that none of its receives takes"
+                          : " receives from rank " + std::to_string(source) + " that no message reaches") +
+               " (communicator " + std::to_string(comm) + ", tag " + std::to_string(tag) + ")";
+    }
+    return {};
 }
 
 }  // namespace htrace::replay

@@ -5,18 +5,33 @@
 //
 // Every rank walks the whole trace in the same order and draws every histogram value of every
 // participant from one sampler seeded alike (histogram/sampler.hpp: without replacement, so recorded
-// totals come back), so each rank knows what every other rank does:
-//   - a loop's count is drawn when an instance of it starts: one count for all its participants if
-//     it holds collectives (their instances must meet), else one per participant, in rank order;
-//   - a send is issued by its participant; its destination posts a non-blocking receive for it at the
-//     same point of the walk (before the sender's own call, for a send to itself);
-//   - recorded receives and probes are not replayed;
-//   - requests are completed where the traced rank waited (a completion that completed something, a
-//     blocking receive for the receives), and at the latest before the rank's next collective or
-//     communicator change, and at the end;
-//   - collectives and communicator creations are issued by their participants, with values that
-//     every participant drew alike.
-// The walk streams calls to a sink: the trace is never expanded into per-rank lists.
+// totals come back), so each rank knows what every other rank does (rank_stream.hpp). A loop's count
+// is drawn when an instance of it starts: one count for all its participants if it holds collectives
+// (their instances must meet), else one per participant.
+//
+// Sends, collectives and communicator creations are issued by their participants, where the traced
+// rank made them, with the values every participant drew alike. Receives and completions keep cause
+// and effect in one of two ways, the same on every rank (ReplayMode):
+//
+//   - causal: every rank issues its own receives where it made them (a blocking receive as a
+//     blocking receive, an MPI_Irecv at its point; a wildcard from the source and tag it matched)
+//     and completes requests where it completed them (the requests its Wait* call, or a Test* call
+//     that completed something, completed). Polling calls that completed nothing, and probes, are
+//     not replayed. The schedule is the traced run's own, so a rank that waited for a message waits
+//     for it again, however the walk orders ranks. This needs every point-to-point value exact (not
+//     drawn) and every message paired with a receive: causal_replay_obstacle() says when it cannot.
+//
+//   - paired: where values were drawn, each rank still knows every message aimed at it. Its receives,
+//     in its own order, take those messages in MPI's non-overtaking order: a receive takes the
+//     earliest message that fits it (its source and tag, where they are exact) among those already
+//     sent in walk order and, looking ahead, those sent before the receive's completion; the receive
+//     is posted when it is met (or when the message is, if that is earlier) and waited for where the
+//     rank completed it. A message no receive takes is received as the walk meets its send (posted
+//     there, completed before the rank's next collective or communicator change, or at the end).
+//
+// In both modes requests still pending at the end are completed by the last call.
+// The walk streams calls to a sink: the trace is never expanded into per-rank lists; the look-ahead
+// keeps only this rank's items between a receive and its completion (README.md, "Replay").
 
 #include "trace/event.hpp"
 
@@ -31,35 +46,49 @@ namespace htrace::replay {
 using RequestId = uint64_t;  // 1, 2, ... per rank; 0 means "blocking, no request"
 
 enum class CallKind : uint8_t {
-    compute,       // spend `seconds` computing
-    send,          // `op` (Send, Ssend, Isend, Issend) to `peer` with `bytes` and `tag`
-    post_receive,  // Irecv from `peer` of `bytes` with `tag`, for a send aimed at this rank
-    complete,      // wait for `requests`
-    collective,    // `op` on `comm`; sizes below
-    create_comm,   // make communicator `new_comm` with `members` (a collective over them)
-    free_comm,     // free `comm`
+    compute,     // spend `seconds` computing
+    send,        // `op` (Send, Ssend, Isend, Issend) to `peer` with `bytes` and `tag`
+    receive,     // `op` (Recv, or Irecv with `request`) from `peer` of up to `bytes` with `tag`
+    sendrecv,    // `op` (Sendrecv, Sendrecv_replace): to `peer` (`tag`, `bytes`), from `source` (`recv_tag`,
+                 // up to `recv_bytes`)
+    cancel,      // cancel `requests` (receives the traced rank cancelled: no message comes for them)
+    complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did
+    collective,  // `op` on `comm`; sizes below
+    create_comm, // make communicator `new_comm` with `members` (a collective over them)
+    free_comm,   // free `comm`
 };
 
 struct ScheduledCall {
     CallKind kind = CallKind::compute;
-    Op op{};                      // the MPI function to issue (send, collective); the recorded one otherwise
+    Op op{};                      // the MPI function to issue
     int64_t comm = 0;             // this rank's id of the communicator (world 0, self 1)
-    Rank peer = -1;               // send: destination, post_receive: source; world ranks, or kProcNull
+    Rank peer = -1;               // send: destination, receive: source; world ranks, or kProcNull
     int32_t peer_in_comm = -1;    // the same peer as a rank of `comm` (MPI_PROC_NULL: kProcNull)
     int64_t tag = 0;
-    int64_t bytes = 0;            // send, post_receive; collective: this rank's send side
-    int64_t recv_bytes = 0;       // collective: this rank's receive side
+    int64_t bytes = 0;            // send, receive; collective: this rank's send side
+    Rank source = -1;             // sendrecv: the receive side's peer, as `peer`
+    int32_t source_in_comm = -1;
+    int64_t recv_tag = 0;
+    int64_t recv_bytes = 0;       // sendrecv, collective: the receive side
     int32_t root = -1;            // rooted collective: the root's rank in `comm`
     bool in_place = false;        // collective: this rank passes MPI_IN_PLACE as its send buffer
     RequestId request = 0;        // the request a non-blocking call creates
-    std::vector<RequestId> requests;      // complete
+    std::vector<RequestId> requests;      // cancel, complete
     std::vector<int64_t> send_counts;     // v-collectives: bytes per rank of `comm`, send side
     std::vector<int64_t> recv_counts;     //                and receive side
     int64_t new_comm = 0;                 // create_comm
     std::vector<Rank> members;            // create_comm: world ranks in new-communicator order
     double seconds = 0;                   // compute
+    const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
 
     bool operator==(const ScheduledCall&) const = default;
+};
+
+enum class ReplayMode : uint8_t { causal, paired };
+
+struct ScheduleOptions {
+    ReplayMode mode = ReplayMode::paired;
+    bool compute = true;  // false: no compute calls (h-replay --no-compute)
 };
 
 // What the generation met that it cannot replay, by recorded operation name (neighbour collectives
@@ -67,13 +96,21 @@ struct ScheduledCall {
 struct ScheduleSummary {
     std::map<std::string, uint64_t> not_replayed;
     uint64_t by_name_only = 0;  // opaque calls: their computation is replayed, the calls are not
+    uint64_t unpaired_receives = 0;  // paired mode: receive events no message could be given to
+    uint64_t fallback_messages = 0;  // paired mode: messages received where the walk met their send
 };
 
 using CallSink = std::function<void(const ScheduledCall&)>;
 
 // Streams the schedule of `rank` to `sink`, in order. The last calls complete every request still
-// pending. With `compute` false no compute calls are produced (h-replay --no-compute).
+// pending. Every rank of one replay must use the same mode.
 ScheduleSummary generate_schedule(const Trace& trace, uint64_t seed, Rank rank, const CallSink& sink,
-                                  bool compute = true);
+                                  const ScheduleOptions& options = {});
+
+// Why `rank` cannot replay causally (empty when it can): a point-to-point value or loop count of the
+// trace was drawn from a histogram, or a message aimed at `rank` has no receive of `rank` to take it
+// (or a receive no message), or a completion or wildcard match was not recorded. Causal replay needs
+// every rank to have none. It walks the whole trace once.
+std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank);
 
 }  // namespace htrace::replay

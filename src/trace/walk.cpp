@@ -16,12 +16,24 @@ CommunicatorTable::CommunicatorTable(int32_t world_size) : by_rank_(static_cast<
     }
 }
 
-const std::vector<Rank>* CommunicatorTable::members(Rank rank, int64_t comm) const
+const CommunicatorTable::Members* CommunicatorTable::find(Rank rank, int64_t comm) const
 {
     if (rank < 0 || static_cast<size_t>(rank) >= by_rank_.size()) return nullptr;
     const auto& comms = by_rank_[static_cast<size_t>(rank)];
     auto found = comms.find(comm);
-    return found == comms.end() ? nullptr : found->second.get();
+    return found == comms.end() ? nullptr : &found->second;
+}
+
+const std::vector<Rank>* CommunicatorTable::members(Rank rank, int64_t comm) const
+{
+    const Members* found = find(rank, comm);
+    return found ? found->get() : nullptr;
+}
+
+std::shared_ptr<const std::vector<Rank>> CommunicatorTable::shared_members(Rank rank, int64_t comm) const
+{
+    const Members* found = find(rank, comm);
+    return found ? *found : nullptr;
 }
 
 std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int64_t relative) const

@@ -23,6 +23,8 @@ public:
 
     // The members of communicator `comm` as seen by world rank `rank`; nullptr if unknown.
     const std::vector<Rank>* members(Rank rank, int64_t comm) const;
+    // The same, to keep after the communicator is freed.
+    std::shared_ptr<const std::vector<Rank>> shared_members(Rank rank, int64_t comm) const;
 
     // The world rank a relative peer of `caller` in `comm` stands for; nullopt for symbolic peers
     // or unknown communicators.
@@ -40,6 +42,7 @@ public:
 
 private:
     using Members = std::shared_ptr<const std::vector<Rank>>;
+    const Members* find(Rank rank, int64_t comm) const;
     std::vector<std::map<int64_t, Members>> by_rank_;
 };
 

@@ -65,7 +65,7 @@ Trace drawn_trace()
 std::vector<ScheduledCall> schedule_of(const Trace& t, uint64_t seed, Rank rank, bool compute = true)
 {
     std::vector<ScheduledCall> calls;
-    generate_schedule(t, seed, rank, [&](const ScheduledCall& c) { calls.push_back(c); }, compute);
+    generate_schedule(t, seed, rank, [&](const ScheduledCall& c) { calls.push_back(c); }, ScheduleOptions{ReplayMode::paired, compute});
     return calls;
 }
 
@@ -84,7 +84,7 @@ TEST_CASE("every rank agrees on every drawn message: each send has its receive, 
         size_t count = 0;
         for (const auto& c : schedule_of(t, 11, r)) {
             if (c.kind == CallKind::send) sends_between[{r, c.peer}].push_back({r, c.peer, c.tag, c.bytes});
-            if (c.kind == CallKind::post_receive) receives_between[{c.peer, r}].push_back({c.peer, r, c.tag, c.bytes});
+            if (c.kind == CallKind::receive) receives_between[{c.peer, r}].push_back({c.peer, r, c.tag, c.bytes});
             if (c.kind == CallKind::collective) ++count;
         }
         collectives.push_back(count);
@@ -152,7 +152,7 @@ TEST_CASE("a lossless trace replays each rank's sends as recorded, relative peer
         double computed = 0;
         for (const auto& c : calls) {
             if (c.kind == CallKind::send) sends.push_back(c);
-            if (c.kind == CallKind::post_receive) receives.push_back(c);
+            if (c.kind == CallKind::receive) receives.push_back(c);
             if (c.kind == CallKind::compute) computed += c.seconds;
         }
         REQUIRE(sends.size() == 3);

@@ -1,0 +1,575 @@
+#include "replay/rank_stream.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace htrace::replay {
+namespace {
+
+// Buffered and ready sends need what replay cannot promise (an attached buffer, a receive already
+// posted in real time): they go out as standard sends, moving the same bytes.
+Op replayed_send(Op op)
+{
+    switch (op) {
+    case Op::Bsend:
+    case Op::Rsend: return Op::Send;
+    case Op::Ibsend:
+    case Op::Irsend: return Op::Isend;
+    default: return op;
+    }
+}
+
+bool creates_request(Op op)
+{
+    switch (operation_kind(op)) {
+    case OperationKind::send: return is_one_of(op, {Op::Isend, Op::Ibsend, Op::Issend, Op::Irsend});
+    case OperationKind::recv: return op == Op::Irecv;
+    case OperationKind::collective: return operation_name(op).substr(0, 5) == "MPI_I";
+    default: return false;
+    }
+}
+
+// Collectives whose per-rank sizes differ by design: every participant's own values make the call.
+bool is_vector_collective(Op op)
+{
+    return is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Scatterv, Op::Iscatterv, Op::Allgatherv,
+                          Op::Iallgatherv, Op::Alltoallv, Op::Ialltoallv, Op::Alltoallw, Op::Ialltoallw,
+                          Op::Reduce_scatter, Op::Ireduce_scatter});
+}
+
+// Collectives whose send buffer may be MPI_IN_PLACE, which the trace shows as no send bytes but some
+// receive bytes.
+bool may_be_in_place(Op op, bool at_root)
+{
+    if (is_one_of(op, {Op::Gather, Op::Igather, Op::Gatherv, Op::Igatherv})) return at_root;
+    return is_one_of(op, {Op::Allgather, Op::Iallgather, Op::Allgatherv, Op::Iallgatherv, Op::Alltoall,
+                          Op::Ialltoall});
+}
+
+bool has_histogram(const Event& e, Role role)
+{
+    const Value* v = e.find(role);
+    return v != nullptr && v->is_histogram();
+}
+
+int64_t largest(const Value& v)
+{
+    if (v.is_exact()) return v.exact();
+    if (v.is_histogram()) return v.histogram().max().value;
+    int64_t most = 0;
+    for (const auto& entry : v.per_rank()) most = std::max(most, entry.value);
+    return most;
+}
+
+// The largest message any send of the trace may carry, and whether any size is drawn.
+void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn)
+{
+    for (const auto& node : seq) {
+        if (node.is_loop()) {
+            survey_messages(node.loop().body, largest_bytes, drawn);
+            continue;
+        }
+        const Event& e = node.event();
+        const auto kind = operation_kind(e.op);
+        if (kind != OperationKind::send && kind != OperationKind::sendrecv) continue;
+        if (const Value* bytes = e.find(Role::bytes)) {
+            largest_bytes = std::max(largest_bytes, largest(*bytes));
+            drawn = drawn || bytes->is_histogram();
+        }
+    }
+}
+
+}  // namespace
+
+std::optional<Rank> CommView::world_peer(int64_t relative) const
+{
+    if (relative == kProcNull) return static_cast<Rank>(kProcNull);
+    if (!members || members->empty() || relative < 0 || my_rank < 0) return std::nullopt;
+    return (*members)[static_cast<size_t>((my_rank + relative) % static_cast<int64_t>(members->size()))];
+}
+
+RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming)
+    : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
+{
+    survey_messages(trace.body, largest_message_, message_sizes_drawn_);
+}
+
+const Item* RankStream::peek(size_t ahead)
+{
+    while (items_.size() <= ahead) {
+        if (!produce()) return nullptr;
+    }
+    return &items_[ahead];
+}
+
+void RankStream::pop()
+{
+    if (!items_.empty()) items_.pop_front();
+}
+
+bool RankStream::produce()
+{
+    const size_t before = items_.size();
+    while (items_.size() == before) {
+        const auto instance = cursor_.next();
+        if (!instance) return false;
+        on_instance(*instance->event, *instance->participants, cursor_.communicators());
+    }
+    return true;
+}
+
+// Every rank draws the same values in the same order: each histogram parameter of each participant,
+// whether or not this rank needs it. Other values are read when asked for.
+void RankStream::draw_all(const Event& e, const std::vector<Rank>& participants)
+{
+    event_ = &e;
+    participants_ = &participants;
+    const bool any = std::any_of(e.params.begin(), e.params.end(), [](const Param& p) { return p.value.is_histogram(); });
+    drawn_.assign(any ? participants.size() * e.params.size() : 0, std::nullopt);
+    if (!any) return;
+    for (size_t i = 0; i < participants.size(); ++i) {
+        for (size_t k = 0; k < e.params.size(); ++k) {
+            if (e.params[k].value.is_histogram()) drawn_[i * e.params.size() + k] = draws_.draw(e.params[k].value.histogram());
+        }
+    }
+}
+
+std::optional<int64_t> RankStream::value(size_t participant, size_t param) const
+{
+    const Value& v = event_->params[param].value;
+    if (v.is_histogram()) return drawn_[participant * event_->params.size() + param];
+    return v.value_for((*participants_)[participant]);
+}
+
+std::optional<int64_t> RankStream::value(size_t participant, Role role) const
+{
+    for (size_t k = 0; k < event_->params.size(); ++k) {
+        if (event_->params[k].role == role) return value(participant, k);
+    }
+    return std::nullopt;
+}
+
+bool RankStream::drawn(Role role) const { return has_histogram(*event_, role); }
+
+Item& RankStream::add(ItemKind kind, const Event& e)
+{
+    Item& item = items_.emplace_back();
+    item.kind = kind;
+    item.call.event = &e;
+    item.call.op = e.op;
+    return item;
+}
+
+void RankStream::on_instance(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
+{
+    draw_all(e, participants);
+    const auto at = std::lower_bound(participants.begin(), participants.end(), me_);
+    const bool taking_part = at != participants.end() && *at == me_;
+    const size_t me = static_cast<size_t>(at - participants.begin());
+    if (taking_part && e.compute.count > 0 && e.compute.mean > 0) {
+        Item& delay = add(ItemKind::compute, e);
+        delay.call.kind = CallKind::compute;
+        delay.call.seconds = e.compute.mean;
+    }
+    switch (operation_kind(e.op)) {
+    case OperationKind::send:
+    case OperationKind::sendrecv:
+        sends(e, participants, comms);
+        if (taking_part && operation_kind(e.op) == OperationKind::sendrecv) receive(e, comms, me);
+        break;
+    case OperationKind::recv:
+        if (taking_part) receive(e, comms, me);
+        break;
+    case OperationKind::completion:
+        if (taking_part) completion(e, me);
+        break;
+    case OperationKind::collective:
+        if (taking_part) collective(e, participants, comms, me);
+        break;
+    case OperationKind::comm_create:
+        if (taking_part) create(e, comms, me);
+        break;
+    case OperationKind::comm_free:
+        if (taking_part) release(e, comms, me);
+        break;
+    case OperationKind::opaque:
+        if (taking_part) ++summary_.by_name_only;
+        break;
+    default:  // init, finalize, probes: nothing to issue
+        break;
+    }
+}
+
+// Each participant's send, in participant order: the message it aims at this rank, and this rank's
+// own send (a Sendrecv's comes with its receive half, after the instance's sends).
+void RankStream::sends(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
+{
+    if (!incoming_) {
+        const auto at = std::lower_bound(participants.begin(), participants.end(), me_);
+        if (at != participants.end() && *at == me_) send_of(e, participants, static_cast<size_t>(at - participants.begin()), comms);
+        return;
+    }
+    if (!world_senders(e, participants)) {
+        for (size_t i = 0; i < participants.size(); ++i) send_of(e, participants, i, comms);
+        return;
+    }
+    for (size_t i : senders_) send_of(e, participants, i, comms);
+}
+
+// Without drawn values on the world communicator, the participants that matter to this rank
+// (itself, and those whose relative peer lands on it) follow from the peer values alone: the
+// walk's cost per event stays independent of the rank count. Fills senders_ in participant
+// order; false where that shortcut does not apply.
+bool RankStream::world_senders(const Event& e, const std::vector<Rank>& participants)
+{
+    const Value* comm = e.find(Role::comm);
+    const Value* peer = e.find(Role::peer);
+    if (!drawn_.empty() || comm == nullptr || peer == nullptr || !comm->is_exact() || comm->exact() != 0 ||
+        peer->is_histogram()) {
+        return false;
+    }
+    const auto world = static_cast<int64_t>(trace_.header.ranks);
+    senders_.clear();
+    auto consider = [&](int64_t relative) {
+        if (relative < 0 || world <= 0) return;
+        const auto sender = static_cast<Rank>(((me_ - relative) % world + world) % world);
+        const auto at = std::lower_bound(participants.begin(), participants.end(), sender);
+        if (at != participants.end() && *at == sender && peer->value_for(sender) == relative) {
+            senders_.push_back(static_cast<size_t>(at - participants.begin()));
+        }
+    };
+    if (peer->is_exact()) {
+        consider(peer->exact());
+    } else {
+        for (const auto& entry : peer->per_rank()) consider(entry.value);
+    }
+    const auto me = std::lower_bound(participants.begin(), participants.end(), me_);
+    if (me != participants.end() && *me == me_) senders_.push_back(static_cast<size_t>(me - participants.begin()));
+    std::sort(senders_.begin(), senders_.end());
+    senders_.erase(std::unique(senders_.begin(), senders_.end()), senders_.end());
+    return true;
+}
+
+void RankStream::send_of(const Event& e, const std::vector<Rank>& participants, size_t i, const CommunicatorTable& comms)
+{
+    const Rank sender = participants[i];
+    const auto comm = value(i, Role::comm);
+    const auto peer = value(i, Role::peer);
+    if (!comm || !peer) return;
+    const bool sendrecv = operation_kind(e.op) == OperationKind::sendrecv;
+    std::optional<Rank> destination;
+    if (*peer == kProcNull) {
+        destination = static_cast<Rank>(kProcNull);
+    } else {
+        destination = comms.world_peer(sender, *comm, *peer);
+    }
+    if (!destination) {
+        if (sender == me_ && !sendrecv) not_replayed(e, creates_request(e.op));
+        return;
+    }
+    const int64_t tag = value(i, Role::tag).value_or(0);
+    const int64_t bytes = std::max<int64_t>(0, value(i, Role::bytes).value_or(0));
+    if (*destination == me_ && incoming_) {
+        const auto my_comm = comms.local_id(me_, sender, *comm);
+        const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
+        if (my_comm && source) {
+            Item& message = add(ItemKind::incoming, e);
+            message.call.kind = CallKind::receive;
+            message.call.op = Op::Irecv;
+            message.call.comm = *my_comm;
+            message.call.peer = sender;
+            message.call.peer_in_comm = *source;
+            message.call.tag = tag;
+            message.call.bytes = bytes;
+        }
+    }
+    if (sender != me_ || sendrecv) return;
+    Item& send = add(ItemKind::send, e);
+    send.call.kind = CallKind::send;
+    send.call.op = replayed_send(e.op);
+    send.call.comm = *comm;
+    send.call.peer = *destination;
+    send.call.peer_in_comm = *destination == kProcNull ? static_cast<int32_t>(kProcNull)
+                                                       : comms.rank_in(me_, *comm, *destination).value_or(-1);
+    send.call.tag = tag;
+    send.call.bytes = bytes;
+    send.creates_request = creates_request(e.op);
+}
+
+// A receive as the traced rank made it (Recv, Irecv, or a Sendrecv with its send half).
+void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t me)
+{
+    const bool sendrecv = operation_kind(e.op) == OperationKind::sendrecv;
+    const auto comm = value(me, Role::comm);
+    CommView view;
+    if (comm) {
+        view.members = comms.shared_members(me_, *comm);
+        view.my_rank = comms.rank_in(me_, *comm, me_).value_or(-1);
+    }
+    if (!view.members || view.my_rank < 0) {
+        not_replayed(e, creates_request(e.op));
+        return;
+    }
+    Item& item = add(sendrecv ? ItemKind::sendrecv : ItemKind::receive, e);
+    ScheduledCall& call = item.call;
+    call.kind = sendrecv ? CallKind::sendrecv : CallKind::receive;
+    call.comm = *comm;
+    item.creates_request = creates_request(e.op);
+    Asked& asked = item.asked;
+    asked.comm = view;
+
+    const Role source_role = sendrecv ? Role::source : Role::peer;
+    const Role tag_role = sendrecv ? Role::recv_tag : Role::tag;
+    const auto source = value(me, source_role);
+    const auto tag = value(me, tag_role);
+    const auto matched_source = value(me, Role::matched_peer);  // on the call itself: Recv, Sendrecv
+    const auto matched_tag = value(me, Role::matched_tag);
+    asked.any_source = source == kAnySource;
+    asked.any_tag = tag == kAnyTag;
+    std::optional<Rank> from;
+    if (asked.any_source) {
+        if (matched_source) from = view.world_peer(*matched_source);
+        asked.source_drawn = drawn(Role::matched_peer);
+    } else if (source) {
+        from = view.world_peer(*source);
+        asked.source_drawn = drawn(source_role);
+    }
+    std::optional<int64_t> with_tag;
+    if (asked.any_tag) {
+        with_tag = matched_tag;
+        asked.tag_drawn = drawn(Role::matched_tag);
+    } else {
+        with_tag = tag;
+        asked.tag_drawn = drawn(tag_role);
+    }
+    asked.source_known = from.has_value();
+    asked.tag_known = with_tag.has_value();
+    const Rank from_rank = from.value_or(-1);
+    const int32_t from_in_comm = from_rank == kProcNull ? static_cast<int32_t>(kProcNull)
+                                                        : comms.rank_in(me_, *comm, from_rank).value_or(-1);
+    if (!sendrecv) {
+        call.op = e.op;
+        call.peer = from_rank;
+        call.peer_in_comm = from_in_comm;
+        call.tag = with_tag.value_or(0);
+        call.bytes = std::max<int64_t>(0, value(me, Role::recv_bytes).value_or(0));
+        return;
+    }
+    call.source = from_rank;
+    call.source_in_comm = from_in_comm;
+    call.recv_tag = with_tag.value_or(0);
+    call.bytes = std::max<int64_t>(0, value(me, Role::bytes).value_or(0));
+    // Sendrecv_replace receives into the buffer it sends from.
+    call.recv_bytes = std::max<int64_t>(0, value(me, Role::recv_bytes).value_or(call.bytes));
+    call.tag = value(me, Role::tag).value_or(0);
+    const auto peer = value(me, Role::peer);
+    const auto to = peer ? view.world_peer(*peer) : std::nullopt;
+    call.peer = to.value_or(-1);
+    call.peer_in_comm = !to ? -1
+                        : *to == kProcNull ? static_cast<int32_t>(kProcNull)
+                                           : comms.rank_in(me_, *comm, *to).value_or(-1);
+    if (!to) {
+        items_.pop_back();
+        not_replayed(e, false);
+    }
+}
+
+void RankStream::completion(const Event& e, size_t me)
+{
+    Item& item = add(ItemKind::completion, e);
+    item.call.kind = CallKind::complete;
+    // A Test that completed something replays as the Wait that would have completed it: the polling
+    // before it is timing, not communication.
+    switch (e.op) {
+    case Op::Test: item.call.op = Op::Wait; break;
+    case Op::Testall: item.call.op = Op::Waitall; break;
+    case Op::Testany: item.call.op = Op::Waitany; break;
+    case Op::Testsome: item.call.op = Op::Waitsome; break;
+    default: item.call.op = e.op; break;
+    }
+    Completion& completion = item.completion;
+    for (size_t k = 0; k < e.params.size(); ++k) {
+        const auto v = value(me, k);
+        if (!v) continue;
+        switch (e.params[k].role) {
+        case Role::completed_set:
+            completion.recorded = true;
+            completion.completed_set.push_back(*v);
+            break;
+        case Role::cancelled_set: completion.cancelled_set.push_back(*v); break;
+        case Role::matched_peer: completion.matched_peers.push_back(*v); break;
+        case Role::matched_tag: completion.matched_tags.push_back(*v); break;
+        case Role::completed:
+            if (is_one_of(e.op, {Op::Test, Op::Testall, Op::Testany, Op::Testsome, Op::Waitsome})) {
+                completion.completed_something = *v > 0;
+            }
+            break;
+        default: break;
+        }
+    }
+}
+
+void RankStream::collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
+                            size_t me)
+{
+    const auto comm = value(me, Role::comm);
+    const auto* members = comm ? comms.members(me_, *comm) : nullptr;
+    // A collective replays only where every member of its communicator takes part; anything else
+    // would hang, and the merge never produces it for a communicator the trace knows.
+    const bool all_take_part = members != nullptr && members->size() <= participants.size() &&
+                               std::all_of(members->begin(), members->end(), [&](Rank m) {
+                                   return std::binary_search(participants.begin(), participants.end(), m);
+                               });
+    if (!all_take_part || is_neighbor_collective(e.op)) {
+        not_replayed(e, creates_request(e.op));
+        return;
+    }
+    Item& item = add(ItemKind::collective, e);
+    item.creates_request = creates_request(e.op);
+    ScheduledCall& call = item.call;
+    call.kind = CallKind::collective;
+    call.comm = *comm;
+    if (const auto root = value(me, Role::root)) call.root = static_cast<int32_t>(*root);
+    const bool at_root = call.root >= 0 && static_cast<size_t>(call.root) < members->size() &&
+                         (*members)[static_cast<size_t>(call.root)] == me_;
+    auto size = [&](size_t participant, Role role) {
+        return std::max<int64_t>(0, value(participant, role).value_or(0));
+    };
+    call.bytes = size(me, Role::bytes);
+    call.recv_bytes = size(me, Role::recv_bytes);
+    if (is_vector_collective(e.op)) {
+        // Per-member sizes: every member derives all counts from everyone's values.
+        vector_counts(e.op, participants, *members, call);
+    } else if (has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes)) {
+        // Drawn sizes differ between members, and MPI needs them to agree: one block for all,
+        // the first participant's (its send side, or its receive side where it sent nothing).
+        const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
+        call.bytes = block;
+        call.recv_bytes = block;
+    } else {
+        call.in_place = may_be_in_place(e.op, at_root) && call.bytes == 0 && call.recv_bytes > 0;
+    }
+}
+
+// Per-member sizes of v-collectives, indexed by rank in the communicator, from every member's own
+// values (drawn or recorded), so that each side's counts agree with the other's.
+void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
+                               ScheduledCall& call)
+{
+    const size_t n = members.size();
+    auto of_member = [&](size_t member, Role role) -> int64_t {
+        const auto at = std::lower_bound(participants.begin(), participants.end(), members[member]);
+        return std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), role).value_or(0));
+    };
+    const size_t my_rank = static_cast<size_t>(std::find(members.begin(), members.end(), me_) - members.begin());
+    if (is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Allgatherv, Op::Iallgatherv})) {
+        // What each member contributes. One that gave MPI_IN_PLACE (the root of a Gatherv, any
+        // member of an Allgatherv; it shows as no bytes sent, some received) contributes its
+        // share of what the receiver got beyond the others' contributions.
+        const size_t receiver = call.root >= 0 ? static_cast<size_t>(call.root) : 0;
+        auto in_place = [&](size_t m) {
+            return may_be_in_place(op, call.root < 0 || m == receiver) && of_member(m, Role::bytes) == 0 &&
+                   of_member(m, Role::recv_bytes) > 0;
+        };
+        int64_t given = 0;
+        int64_t sharing = 0;
+        for (size_t m = 0; m < n; ++m) {
+            given += of_member(m, Role::bytes);
+            sharing += in_place(m) ? 1 : 0;
+        }
+        const int64_t rest = std::max<int64_t>(0, of_member(receiver, Role::recv_bytes) - given);
+        call.recv_counts.resize(n);
+        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = in_place(m) ? rest / sharing : of_member(m, Role::bytes);
+        call.in_place = in_place(my_rank);
+        return;
+    }
+    if (is_one_of(op, {Op::Scatterv, Op::Iscatterv})) {
+        call.send_counts.resize(n);
+        for (size_t m = 0; m < n; ++m) call.send_counts[m] = of_member(m, Role::recv_bytes);
+        return;
+    }
+    auto even_share = [n](int64_t total, size_t to) {
+        const auto parts = static_cast<int64_t>(n);
+        return total / parts + (static_cast<int64_t>(to) < total % parts ? 1 : 0);
+    };
+    if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
+        // The trace keeps the sum of the receive counts, the same on every member unless drawn:
+        // the first member's then stands for all.
+        call.recv_counts.resize(n);
+        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(of_member(0, Role::recv_bytes), m);
+        return;
+    }
+    // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
+    // what. Any matrix with those row and column sums moves the same bytes: the north-west
+    // corner rule builds one from the totals alone, the same on every member. Drawn totals that
+    // do not balance go out in even shares instead.
+    std::vector<int64_t> sent(n);
+    std::vector<int64_t> received(n);
+    for (size_t m = 0; m < n; ++m) {
+        sent[m] = of_member(m, Role::bytes);
+        received[m] = of_member(m, Role::recv_bytes);
+    }
+    call.send_counts.assign(n, 0);
+    call.recv_counts.assign(n, 0);
+    call.in_place = false;
+    if (std::accumulate(sent.begin(), sent.end(), int64_t{0}) !=
+        std::accumulate(received.begin(), received.end(), int64_t{0})) {
+        for (size_t m = 0; m < n; ++m) {
+            call.send_counts[m] = even_share(sent[my_rank], m);
+            call.recv_counts[m] = even_share(sent[m], my_rank);
+        }
+        return;
+    }
+    size_t from = 0;
+    size_t to = 0;
+    while (from < n && to < n) {
+        const int64_t moved = std::min(sent[from], received[to]);
+        if (from == my_rank) call.send_counts[to] = moved;
+        if (to == my_rank) call.recv_counts[from] = moved;
+        sent[from] -= moved;
+        received[to] -= moved;
+        if (sent[from] == 0) {
+            ++from;
+        } else {
+            ++to;
+        }
+    }
+}
+
+void RankStream::create(const Event& e, const CommunicatorTable& comms, size_t me)
+{
+    const auto parent = value(me, Role::comm);
+    const auto made = value(me, Role::new_comm);
+    if (!made || *made == kNoComm) return;  // this rank got MPI_COMM_NULL
+    const auto* members = comms.members(me_, *made);
+    if (members == nullptr) {
+        not_replayed(e, false);
+        return;
+    }
+    Item& item = add(ItemKind::create_comm, e);
+    item.call.kind = CallKind::create_comm;
+    item.call.comm = parent.value_or(kNoComm);
+    item.call.new_comm = *made;
+    item.call.members = *members;
+}
+
+void RankStream::release(const Event& e, const CommunicatorTable& comms, size_t me)
+{
+    const auto comm = value(me, Role::comm);
+    if (!comm || comms.members(me_, *comm) == nullptr || *comm <= 1) return;
+    Item& item = add(ItemKind::free_comm, e);
+    item.call.kind = CallKind::free_comm;
+    item.call.op = Op::Comm_free;
+    item.call.comm = *comm;
+}
+
+// A call that cannot be replayed still holds its place among the rank's requests if it made one.
+void RankStream::not_replayed(const Event& e, bool creates)
+{
+    ++summary_.not_replayed[std::string(operation_name(e.op))];
+    if (!creates) return;
+    Item& item = add(ItemKind::request_only, e);
+    item.creates_request = true;
+}
+
+}  // namespace htrace::replay

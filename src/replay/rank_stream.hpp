@@ -1,0 +1,130 @@
+#pragma once
+// The first half of schedule generation: the walk of the whole trace, with every histogram value of
+// every participant drawn in the same order on every rank, reduced to what one rank's replay meets,
+// one item at a time: its own calls, with their values resolved to world ranks and communicator
+// ranks, and, when asked for, each message that another rank's send aims at it. The second half
+// (schedule.cpp) reads these items, with look-ahead, and decides when to post and complete.
+//
+// Items come in walk order, and within one event instance in the order of the proofs' labels
+// (proofs/README.md): the compute delay, then per participant its send (a message aimed at this
+// rank before this rank's own send, for a send to itself), then this rank's other calls.
+
+#include "replay/schedule.hpp"
+#include "trace/walk.hpp"
+
+#include "histogram/sampler.hpp"
+
+#include <deque>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace htrace::replay {
+
+enum class ItemKind : uint8_t {
+    compute,      // call: compute
+    send,         // call: the send (blocking, or creating a request)
+    receive,      // call: the receive as recorded (Recv, or Irecv creating a request); see Asked
+    sendrecv,     // call: both halves; see Asked for the receive half
+    completion,   // see Completion
+    collective,   // call: the collective, ready (creating a request if non-blocking)
+    create_comm,  // call: the creation, ready
+    free_comm,    // call: the free, ready
+    request_only, // a call that created a request but is not replayed (the request stays empty)
+    incoming,     // call: a send another rank (or this one) aims at this rank, as that rank issues it
+};
+
+// A communicator as one rank knows it, to turn a relative peer into a world rank later.
+struct CommView {
+    std::shared_ptr<const std::vector<Rank>> members;
+    int32_t my_rank = -1;
+
+    std::optional<Rank> world_peer(int64_t relative) const;
+};
+
+// The receive a rank made: what it asked for, and what is known of what matched.
+struct Asked {
+    bool any_source = false;   // MPI_ANY_SOURCE: the source is what matched (`source_known` once known)
+    bool any_tag = false;      // MPI_ANY_TAG: likewise for the tag
+    bool source_known = false; // call.peer / call.source holds the source (world rank or kProcNull)
+    bool tag_known = false;    // call.tag / call.recv_tag holds the tag
+    bool source_drawn = false; // ... drawn from a histogram, not the rank's own
+    bool tag_drawn = false;
+    CommView comm;
+};
+
+// A completion call: which of the rank's pending requests it completed.
+struct Completion {
+    bool recorded = false;                 // false: completed_set not recorded (a version 1 trace)
+    std::vector<int64_t> completed_set;    // the values of its completed_set parameters
+    std::vector<int64_t> cancelled_set;    // which of them the rank had cancelled
+    bool completed_something = true;       // without completed_set: whether it completed anything
+    std::vector<int64_t> matched_peers;    // what its wildcard receives matched, oldest request first
+    std::vector<int64_t> matched_tags;     //   (relative to each receive's communicator)
+};
+
+struct Item {
+    ItemKind kind = ItemKind::compute;
+    ScheduledCall call;            // what to issue, requests left for the second half to number
+    bool creates_request = false;  // the traced call created a request (it has a place in the pending list)
+    Asked asked;                   // receive, sendrecv
+    Completion completion;         // completion
+};
+
+// The second half's view of the walk: items one at a time, and any number ahead of the current one.
+class RankStream {
+public:
+    // `incoming`: also produce the messages aimed at `rank` (paired replay and the causal check).
+    RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming);
+
+    // The item `ahead` places after the current one (0: the current one), nullptr past the end.
+    const Item* peek(size_t ahead);
+    // Drops the current item: the next one becomes current.
+    void pop();
+    // How far the walk has gone beyond the current item, in items kept.
+    size_t kept() const { return items_.size(); }
+
+    // What could not be replayed, counted as the walk went.
+    ScheduleSummary& summary() { return summary_; }
+
+    // Trace-wide facts the second half needs, computed before the walk.
+    int64_t largest_message() const { return largest_message_; }  // bytes, histogram maxima included
+    bool message_sizes_drawn() const { return message_sizes_drawn_; }
+
+private:
+    bool produce();  // walks on until at least one more item is kept; false at the end
+    void on_instance(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
+    void draw_all(const Event& e, const std::vector<Rank>& participants);
+    std::optional<int64_t> value(size_t participant, size_t param) const;
+    std::optional<int64_t> value(size_t participant, Role role) const;
+    bool drawn(Role role) const;
+
+    void sends(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
+    bool world_senders(const Event& e, const std::vector<Rank>& participants);
+    void send_of(const Event& e, const std::vector<Rank>& participants, size_t i, const CommunicatorTable& comms);
+    void receive(const Event& e, const CommunicatorTable& comms, size_t me);
+    void completion(const Event& e, size_t me);
+    void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
+    void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
+                       ScheduledCall& call);
+    void create(const Event& e, const CommunicatorTable& comms, size_t me);
+    void release(const Event& e, const CommunicatorTable& comms, size_t me);
+    void not_replayed(const Event& e, bool creates_request);
+    Item& add(ItemKind kind, const Event& e);
+
+    const Trace& trace_;
+    Rank me_;
+    bool incoming_;
+    HistogramSampler draws_;
+    WalkCursor cursor_;
+    std::deque<Item> items_;  // the current item first
+    const Event* event_ = nullptr;
+    const std::vector<Rank>* participants_ = nullptr;
+    std::vector<std::optional<int64_t>> drawn_;  // per participant, per parameter of event_
+    std::vector<size_t> senders_;
+    ScheduleSummary summary_;
+    int64_t largest_message_ = 0;
+    bool message_sizes_drawn_ = false;
+};
+
+}  // namespace htrace::replay

@@ -1,0 +1,87 @@
+#include "replay/watchdog.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace htrace::replay {
+
+Watchdog::Watchdog(int rank, double limit) : rank_(rank), limit_(limit)
+{
+    if (limit_ > 0) thread_ = std::thread([this] { watch(); });
+}
+
+Watchdog::~Watchdog()
+{
+    if (!thread_.joinable()) return;
+    {
+        std::lock_guard lock(mutex_);
+        done_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+}
+
+void Watchdog::entering(const ScheduledCall& call)
+{
+    if (limit_ <= 0) return;
+    std::lock_guard lock(mutex_);
+    current_ = InCall{++calls_, call.kind, call.op, call.event, call.peer, call.tag, call.bytes, call.comm,
+                      call.requests.size()};
+}
+
+void Watchdog::left()
+{
+    if (limit_ <= 0) return;
+    std::lock_guard lock(mutex_);
+    current_.index = 0;
+}
+
+void Watchdog::watch()
+{
+    using Clock = std::chrono::steady_clock;
+    std::unique_lock lock(mutex_);
+    uint64_t seen = 0;
+    auto since = Clock::now();
+    while (!done_) {
+        wake_.wait_for(lock, std::chrono::milliseconds(500));
+        if (current_.index != seen) {
+            seen = current_.index;
+            since = Clock::now();
+            continue;
+        }
+        const double stuck = std::chrono::duration<double>(Clock::now() - since).count();
+        // Stuck ranks report one after another, a second apart, so that usually the first says it
+        // and mpirun stops the others before they repeat it.
+        if (seen != 0 && stuck > limit_ + std::min(rank_, 10)) stop(current_, stuck);
+    }
+}
+
+void Watchdog::stop(const InCall& call, double seconds) const
+{
+    std::string what = std::string(operation_name(call.op));
+    switch (call.kind) {
+    case CallKind::send: what += " to rank " + std::to_string(call.peer); break;
+    case CallKind::receive:
+    case CallKind::sendrecv: what += " with rank " + std::to_string(call.peer); break;
+    case CallKind::complete: what += " of " + std::to_string(call.requests) + " requests"; break;
+    default: what += " on communicator " + std::to_string(call.comm); break;
+    }
+    if (call.kind == CallKind::send || call.kind == CallKind::receive || call.kind == CallKind::sendrecv) {
+        what += " (tag " + std::to_string(call.tag) + ", " + std::to_string(call.bytes) + " bytes)";
+    }
+    std::string event = "the end of the replay";
+    if (call.event != nullptr) {
+        char signature[24];
+        std::snprintf(signature, sizeof signature, "@%016llx", static_cast<unsigned long long>(call.event->signature));
+        event = "trace event " + std::string(operation_name(call.event->op)) + " " + signature;
+    }
+    std::fprintf(stderr, "h-replay: rank %d: no progress for %.0f s in %s, call %llu of this rank, replaying %s; "
+                 "stopping the job\n", rank_, seconds, what.c_str(), static_cast<unsigned long long>(call.index),
+                 event.c_str());
+    std::fflush(stderr);
+    std::_Exit(3);
+}
+
+}  // namespace htrace::replay
