@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the calls of a trace, per rank and in order, against the traced program's own log.
 
-    check_sequence.py --h-dump PATH --trace TRACE --log-dir DIR --ranks N [--label TEXT]
+    check_sequence.py --h-dump PATH --trace TRACE --log-dir DIR --ranks N [--label TEXT] [--report REPORT.json]
     check_sequence.py --sequence DUMP.txt --log-dir DIR --ranks N      (a saved `h-dump --sequence` output)
 
 check_calls.py compares totals per rank and function; this script compares order. Each rank's calls,
@@ -13,17 +13,23 @@ are both reduced to the list of:
                 MPI_Issend as they are; the destination a world rank or PROC_NULL
   receives      (MPI_Recv or MPI_Irecv, source, tag, bytes): the source (tag) that matched where the
                 call asked for MPI_ANY_SOURCE (MPI_ANY_TAG) and learnt the match itself, else the one
-                it asked for -- so an MPI_Irecv from MPI_ANY_SOURCE stays ANY_SOURCE on both sides:
-                its match is known only at its completion
+                it asked for. An MPI_Irecv from MPI_ANY_SOURCE learns its match only at its completion:
+                the log keeps it as ANY_SOURCE, and a replay (which posts it from the source that
+                matched) may name any source there -- but per rank, the sources it names must be the
+                multiset of sources the program's completions say its wildcard receives matched. Alike
+                for MPI_ANY_TAG, without the multiset (the log does not keep matched tags there)
   MPI_Sendrecv, MPI_Sendrecv_replace
                 (function, destination, send tag, source, receive tag, bytes), wildcards as receives
   completions   ('complete', requests completed) for every Wait/Test call that completed at least
-                one, whichever it was: the trace's `completes=`, the log's `completed=`
+                one, whichever it was: the trace's `completes=`, the log's `completed=` (a log line
+                with `of=MPI_X` completed the request of a call to MPI_X: left out with that call)
   collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
 Left out on both sides: MPI_Init, MPI_Finalize, calls recorded by name only (kind `opaque`), probes,
 completion calls that completed nothing (a polling loop's count depends on timing), communicator
-creation and free. Byte counts are what the log and the trace count: send side, receive capacity.
+creation and free. For the trace of a replay, --report (h-replay's --report-json) also leaves out the
+functions replay says it could not replay (check_replay.py checks that they are only those it
+cannot: neighbour collectives). Byte counts are what the log and the trace count: send side, receive capacity.
 
 A trace whose completion calls carry no `completes=` cannot be compared on completions: the other
 calls are then compared without them, and the check says so and does not pass.
@@ -35,6 +41,8 @@ values that are not exact: this check is for lossless traces, MERGE_PRECISION=10
 """
 
 import argparse
+import collections
+import json
 import pathlib
 import re
 import sys
@@ -76,12 +84,17 @@ class Reduced:
             self.calls.append(call)
             self.origins.append(origin)
 
-    def without_completions(self):
+    def without(self, functions):
+        """The list without calls of `functions`, nor the completions of the requests they made."""
         kept = Reduced()
         for call, origin in zip(self.calls, self.origins):
-            if call[0] != "complete":
-                kept.add(call, origin)
+            if call[0] in functions or (call[0] == "complete" and len(call) > 2 and call[2] in functions):
+                continue
+            kept.add(call[:2] if call[0] == "complete" else call, origin)
         return kept
+
+    def without_completions(self):
+        return self.without({"complete"})
 
 
 # --- The program's log ----------------------------------------------------------------------------------
@@ -126,7 +139,10 @@ def reduce_logged(call):
         completed = log_field(call, "completed")
         if not completed.isdigit():
             raise CannotCompare(f"{call.where}: completed={completed} is not a count")
-        return ("complete", int(completed)) if int(completed) > 0 else None
+        if int(completed) == 0:
+            return None
+        # The request of a call a replay cannot make goes when that call does (Reduced.without).
+        return ("complete", int(completed), call.fields["of"]) if "of" in call.fields else ("complete", int(completed))
     if function in COLLECTIVE_FUNCTIONS:
         return (function, call.peers[0] if call.peers else None, call.bytes)
     return None
@@ -220,18 +236,42 @@ def show(reduced, at):
     return f"{reduced.calls[at]} ({reduced.origins[at]})"
 
 
-def compare(logged, traced, ranks):
-    """For each rank whose lists differ, a line with the first difference."""
+def agrees(logged, traced):
+    """Whether a traced call is the logged one; an MPI_Irecv the log keeps with a wildcard agrees with
+    one from any source (tag)."""
+    if logged == traced:
+        return True
+    if logged[0] != "MPI_Irecv" or traced[0] != "MPI_Irecv" or logged[3] != traced[3]:
+        return False
+    return logged[1] in ("ANY_SOURCE", traced[1]) and logged[2] in (ANY_TAG, traced[2])
+
+
+def compare(logged, traced, ranks, wildcard_matches):
+    """For each rank whose lists differ, a line with the first difference. `wildcard_matches`: per rank,
+    the multiset of sources the program's completions say its wildcard receives matched."""
     differences = [f"rank {rank}: in the trace, but the job had only ranks 0..{ranks - 1}"
                    for rank in sorted(set(traced) - set(range(ranks)))]
     for rank in range(ranks):
         mine, theirs = logged.get(rank, Reduced()), traced.get(rank, Reduced())
-        if mine.calls == theirs.calls:
+        at = next((i for i, (a, b) in enumerate(zip(mine.calls, theirs.calls)) if not agrees(a, b)),
+                  min(len(mine.calls), len(theirs.calls)))
+        if at < len(mine.calls) or at < len(theirs.calls):
+            differences.append(f"rank {rank}: program {len(mine.calls)} calls, trace {len(theirs.calls)}; first "
+                               f"difference at #{at}:\n    program {show(mine, at)}\n    trace   {show(theirs, at)}")
             continue
-        at = check_calls.first_difference(mine.calls, theirs.calls)
-        differences.append(f"rank {rank}: program {len(mine.calls)} calls, trace {len(theirs.calls)}; first difference "
-                           f"at #{at}:\n    program {show(mine, at)}\n    trace   {show(theirs, at)}")
+        named = collections.Counter(b[1] for a, b in zip(mine.calls, theirs.calls)
+                                    if a[0] == "MPI_Irecv" and a[1] == "ANY_SOURCE" and b[1] != "ANY_SOURCE")
+        if named and named != wildcard_matches.get(rank, collections.Counter()):
+            differences.append(f"rank {rank}: the trace's MPI_Irecv from ANY_SOURCE name the sources "
+                               f"{dict(named)}, the program's completions matched {dict(wildcard_matches.get(rank, {}))}")
     return differences
+
+
+def wildcard_receive_matches(log_dir, ranks):
+    """Per rank, the sources the program's completion calls say its wildcard receives matched."""
+    return {rank: collections.Counter(source for call in calls if call.function in COMPLETION_FUNCTIONS
+                                      for source in call.matched)
+            for rank, calls in check_calls.read_call_logs(log_dir, ranks).items()}
 
 
 def main():
@@ -242,6 +282,7 @@ def main():
     parser.add_argument("--log-dir", required=True, help="the directory the program wrote rank.<N> logs into")
     parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
     parser.add_argument("--label", default="trace", help="what the trace is, in the messages (default: trace)")
+    parser.add_argument("--report", help="h-replay's --report-json of the replay this trace is of")
     args = parser.parse_args()
     if args.sequence is None and (args.h_dump is None or args.trace is None):
         parser.error("give --h-dump and --trace, or --sequence")
@@ -256,7 +297,11 @@ def main():
             print(f"$ {args.h_dump} --sequence {args.trace}", flush=True)
             sequence = check_replay.sequence(args.h_dump, args.trace)
         traced, completions_without_count = reduce_trace(sequence)
-    except (CannotCompare, check_replay.CannotCompare, OSError) as error:
+        not_replayed = set()
+        if args.report is not None:
+            not_replayed = set(json.loads(pathlib.Path(args.report).read_text())["not_replayed"])
+        logged = {rank: reduced.without(not_replayed) for rank, reduced in logged.items()}
+    except (CannotCompare, check_replay.CannotCompare, OSError, ValueError, KeyError) as error:
         print(f"{name}: cannot compare: {error}")
         return 2
 
@@ -269,7 +314,7 @@ def main():
         logged = {rank: reduced.without_completions() for rank, reduced in logged.items()}
         traced = {rank: reduced.without_completions() for rank, reduced in traced.items()}
 
-    differences = compare(logged, traced, args.ranks)
+    differences = compare(logged, traced, args.ranks, wildcard_receive_matches(args.log_dir, args.ranks))
     if differences:
         print(f"{name}: the calls of {check_calls.plural(len(differences), 'rank')} differ from the program logs, "
               f"in order:")

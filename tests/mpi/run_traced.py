@@ -217,7 +217,7 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed):
         run_check(failed, "sequence of the replayed trace: the replay does not make the program's calls in the "
                           "program's order",
                   [here / "check_sequence.py", "--h-dump", h_dump, "--trace", replayed, "--log-dir", log_dir,
-                   "--ranks", args.np, "--label", "replayed trace"])
+                   "--ranks", args.np, "--label", "replayed trace", "--report", report])
 
 
 def main():

@@ -16,6 +16,8 @@
  *         completed=N      how many requests the call completed: 0 for a Test that found nothing, the
  *                          active requests for Waitall/Testall, 1 for Wait/Waitany, outcount for
  *                          Waitsome/Testsome; requests on MPI_PROC_NULL count as requests
+ *         of=MPI_X         (log_completion_of) the function that made the one request it completed,
+ *                          where a replay cannot make that call (neighbour collectives)
  *
  * tests/mpi/check_calls.py totals the positional fields per rank and function; check_sequence.py
  * compares the lines in order with the trace, using the key=value fields. Plain C and stdio only: the
@@ -171,6 +173,16 @@ static inline void log_completion(const char *function, int completed)
     if (!call_log_begin(function, 0, 0, NULL, 0, NULL))
         return;
     call_log_field("completed", completed);
+    call_log_end();
+}
+
+/* A Wait/Test call that completed the one request a call to `creator` made. */
+static inline void log_completion_of(const char *function, const char *creator)
+{
+    if (!call_log_begin(function, 0, 0, NULL, 0, NULL))
+        return;
+    call_log_field("completed", 1);
+    fprintf(call_log_file, " of=%s", creator);
     call_log_end();
 }
 

@@ -69,7 +69,7 @@ static void log_collective(const char *function, long long bytes, int root_world
             nonblocking_call(__VA_ARGS__, &request_);                                                                 \
             log_collective(#nonblocking_call, (bytes), (root_world_rank));                                            \
             MPI_Wait(&request_, MPI_STATUS_IGNORE);                                                                   \
-            log_completion("MPI_Wait", 1);                                                                            \
+            log_completion_of("MPI_Wait", #nonblocking_call);                                                         \
         } else {                                                                                                      \
             blocking_call(__VA_ARGS__);                                                                               \
             log_collective(#blocking_call, (bytes), (root_world_rank));                                               \
