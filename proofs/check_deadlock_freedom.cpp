@@ -170,7 +170,7 @@ TEST_CASE("the model reports a receive whose send never comes as a deadlock")
 TEST_CASE("the model reports a communicator creation that one of its members skips")
 {
     check_refused({{create(2, {0, 1, 2})}, {create(2, {0, 1, 2})}, {}}, Failure::deadlock,
-                  "waits for {2} to reach collective #1 on communicator creation of {0,1,2}");
+                  "waits for {2} to reach collective #1 on communicator {0,1,2}");
 }
 
 TEST_CASE("the model reports members that issue different collectives, roots or sizes")

@@ -217,7 +217,8 @@ private:
     void offer(const MatchKey& key, size_t operation, bool is_send);
     void pair_up(size_t send, size_t receive);
     void finish_instance(InstanceKey key, CollectiveInstance& instance);
-    void make_communicator(const CollectiveInstance& instance);
+    void make_communicators(const CollectiveInstance& instance);
+    bool check_split(Rank rank, const ScheduledCall& call, size_t comm);
 
     // Stops the run: what follows from such a problem says nothing new. The first problem is the
     // one reported, except that a deadlock outranks a size mismatch noted before it.
@@ -499,7 +500,9 @@ bool Model::collective(Rank rank, const ScheduledCall& call)
         return step(state);
     }
     const CallRef here{rank, state.pc};
-    const auto comm = call.kind == CallKind::create_comm ? creation_context(rank, call) : resolve(rank, call.comm);
+    const bool by_group = call.kind == CallKind::create_comm && call.op == Op::Comm_create_group;
+    const auto comm = by_group ? creation_context(rank, call) : resolve(rank, call.comm);
+    if (comm && call.kind == CallKind::create_comm && !by_group && !check_split(rank, call, *comm)) return false;
     if (!comm) return false;
     const auto& members = comms_[*comm];
     const size_t size = members.size();
@@ -671,18 +674,53 @@ void Model::finish_instance(InstanceKey key, CollectiveInstance& instance)
                           "\n  other: " + where(*instance.arrivals[mismatch->other]));
         }
     }
-    if (first.kind == CallKind::create_comm) make_communicator(instance);
+    if (first.kind == CallKind::create_comm) make_communicators(instance);
     instance.done = true;
     for (size_t operation : instance.operations) operations_[operation].done = true;
 }
 
-void Model::make_communicator(const CollectiveInstance& instance)
+// One communicator per member list the arrivals name (a split makes several; a rank that names
+// none gets none).
+void Model::make_communicators(const CollectiveInstance& instance)
 {
-    const size_t made = comms_.size();
-    comms_.push_back(call_at(*instance.arrivals.front()).members);
+    std::map<std::vector<Rank>, size_t> made;
     for (const auto& arrival : instance.arrivals) {
-        ranks_[static_cast<size_t>(arrival->rank)].comm_ids[call_at(*arrival).new_comm] = made;
+        const ScheduledCall& call = call_at(*arrival);
+        if (call.new_comm == kNoComm) continue;
+        auto [entry, inserted] = made.emplace(call.members, comms_.size());
+        if (inserted) comms_.push_back(call.members);
+        ranks_[static_cast<size_t>(arrival->rank)].comm_ids[call.new_comm] = entry->second;
     }
+    // Every member must have named the same members.
+    for (const auto& [members, comm] : made) {
+        for (Rank m : members) {
+            const auto& ids = ranks_[static_cast<size_t>(m)].comm_ids;
+            if (std::none_of(ids.begin(), ids.end(), [&](const auto& id) { return id.second == comm; })) {
+                fail("communicator creation: rank " + std::to_string(m) + " is a member of " + ranks_text(members) +
+                     " by the others' account, not its own\n  " + where(*instance.arrivals.front()));
+                return;
+            }
+        }
+    }
+}
+
+// A split or duplication over `comm`: the caller's part must be in the parent and name the caller.
+bool Model::check_split(Rank rank, const ScheduledCall& call, size_t comm)
+{
+    if (call.new_comm == kNoComm) return true;
+    const std::set<Rank> distinct(call.members.begin(), call.members.end());
+    const std::set<Rank> in_parent(comms_[comm].begin(), comms_[comm].end());
+    std::string problem;
+    if (distinct.size() != call.members.size() || !distinct.count(rank)) {
+        problem = "its member list repeats a rank or leaves out its caller";
+    } else if (!std::includes(in_parent.begin(), in_parent.end(), distinct.begin(), distinct.end())) {
+        problem = "its members are not all in the parent communicator " + comm_text(comm);
+    } else if (call.new_comm < 2 || ranks_[static_cast<size_t>(rank)].comm_ids.count(call.new_comm)) {
+        problem = "the new communicator's id is reserved or in use";
+    }
+    if (problem.empty()) return true;
+    fail(where({rank, ranks_[static_cast<size_t>(rank)].pc}) + ": " + problem);
+    return false;
 }
 
 void Model::fail(std::string problem, Failure kind)

@@ -2,6 +2,7 @@
 
 #include "replay/compute.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstring>
 #include <numeric>
@@ -178,26 +179,37 @@ void Executor::complete(const ScheduledCall& call)
     count(issued, 0);
 }
 
-// Any communicator the trace shows being made, whatever call made it (split, dup, topologies,
-// intercommunicator merges), is one group of world ranks: MPI_Comm_create_group makes it with only
-// its members taking part.
+// A communicator the trace shows being made is one group of world ranks: the whole parent splits or
+// duplicates it, or its members alone make it (schedule: create_comm).
 void Executor::create(const ScheduledCall& call)
 {
-    MPI_Group world = MPI_GROUP_NULL;
-    MPI_Group group = MPI_GROUP_NULL;
-    PMPI_Comm_group(MPI_COMM_WORLD, &world);
-    std::vector<int> ranks(call.members.begin(), call.members.end());
-    PMPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &group);
     MPI_Comm made = MPI_COMM_NULL;
-    MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, &made);
-    PMPI_Group_free(&group);
-    PMPI_Group_free(&world);
+    if (call.op == Op::Comm_dup) {
+        MPI_Comm_dup(comm(call.comm), &made);
+    } else if (call.op == Op::Comm_split) {
+        // The members' colour is the world rank of their first; the key orders them as recorded.
+        int me = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+        const auto at = std::find(call.members.begin(), call.members.end(), me);
+        const int color = call.members.empty() ? MPI_UNDEFINED : call.members.front();
+        MPI_Comm_split(comm(call.comm), color, static_cast<int>(at - call.members.begin()), &made);
+    } else {
+        MPI_Group world = MPI_GROUP_NULL;
+        MPI_Group group = MPI_GROUP_NULL;
+        PMPI_Comm_group(MPI_COMM_WORLD, &world);
+        std::vector<int> ranks(call.members.begin(), call.members.end());
+        PMPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &group);
+        MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, &made);
+        PMPI_Group_free(&group);
+        PMPI_Group_free(&world);
+    }
+    count(call.op, 0);
+    if (call.new_comm == kNoComm) return;
     auto [slot, inserted] = comms_.emplace(call.new_comm, made);
     if (!inserted) {
         if (slot->second != MPI_COMM_NULL && slot->first > 1) MPI_Comm_free(&slot->second);
         slot->second = made;
     }
-    count(Op::Comm_create_group, 0);
 }
 
 void Executor::collective(const ScheduledCall& call)

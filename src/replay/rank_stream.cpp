@@ -46,6 +46,11 @@ bool may_be_in_place(Op op, bool at_root)
                           Op::Ialltoall});
 }
 
+// Creations that every member of the parent communicator calls, each getting its part (or none).
+constexpr std::initializer_list<Op> kSplitLike = {
+    Op::Comm_dup, Op::Comm_dup_with_info, Op::Comm_split, Op::Comm_split_type, Op::Comm_create, Op::Cart_create,
+    Op::Cart_sub, Op::Graph_create, Op::Dist_graph_create, Op::Dist_graph_create_adjacent};
+
 bool has_histogram(const Event& e, Role role)
 {
     const Value* v = e.find(role);
@@ -187,7 +192,7 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
         if (taking_part) collective(e, participants, comms, me);
         break;
     case OperationKind::comm_create:
-        if (taking_part) create(e, comms, me);
+        if (taking_part) create(e, participants, comms, me);
         break;
     case OperationKind::comm_free:
         if (taking_part) release(e, comms, me);
@@ -536,21 +541,35 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
     }
 }
 
-void RankStream::create(const Event& e, const CommunicatorTable& comms, size_t me)
+// A communicator creation replays as the call the rank made would cost: every member of the parent
+// splitting it (or duplicating it) where all of them took part, as they do in MPI_Comm_split and its
+// kin; otherwise (an intercommunicator's merge, a parent the trace does not know) the new members
+// alone make it from their group.
+void RankStream::create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
+                        size_t me)
 {
     const auto parent = value(me, Role::comm);
     const auto made = value(me, Role::new_comm);
-    if (!made || *made == kNoComm) return;  // this rank got MPI_COMM_NULL
-    const auto* members = comms.members(me_, *made);
-    if (members == nullptr) {
+    const auto* parent_members = parent ? comms.members(me_, *parent) : nullptr;
+    const bool whole_parent = parent_members != nullptr && is_one_of(e.op, kSplitLike) &&
+                              std::all_of(parent_members->begin(), parent_members->end(), [&](Rank m) {
+                                  return std::binary_search(participants.begin(), participants.end(), m);
+                              });
+    const bool got_one = made && *made != kNoComm;
+    if (!got_one && !whole_parent) return;  // this rank got MPI_COMM_NULL and takes no part
+    const auto* members = got_one ? comms.members(me_, *made) : nullptr;
+    if (got_one && members == nullptr) {
         not_replayed(e, false);
         return;
     }
     Item& item = add(ItemKind::create_comm, e);
     item.call.kind = CallKind::create_comm;
+    item.call.op = !whole_parent                              ? Op::Comm_create_group
+                   : is_one_of(e.op, {Op::Comm_dup, Op::Comm_dup_with_info}) ? Op::Comm_dup
+                                                                             : Op::Comm_split;
     item.call.comm = parent.value_or(kNoComm);
-    item.call.new_comm = *made;
-    item.call.members = *members;
+    item.call.new_comm = got_one ? *made : kNoComm;
+    if (members != nullptr) item.call.members = *members;
 }
 
 void RankStream::release(const Event& e, const CommunicatorTable& comms, size_t me)

@@ -107,7 +107,7 @@ private:
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                        ScheduledCall& call);
-    void create(const Event& e, const CommunicatorTable& comms, size_t me);
+    void create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void release(const Event& e, const CommunicatorTable& comms, size_t me);
     void not_replayed(const Event& e, bool creates_request);
     Item& add(ItemKind kind, const Event& e);
