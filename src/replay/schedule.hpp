@@ -18,8 +18,9 @@
 //     and completes requests where it completed them (the requests its Wait* call, or a Test* call
 //     that completed something, completed). Polling calls that completed nothing, and probes, are
 //     not replayed. The schedule is the traced run's own, so a rank that waited for a message waits
-//     for it again, however the walk orders ranks. This needs every point-to-point value exact (not
-//     drawn) and every message paired with a receive: causal_replay_obstacle() says when it cannot.
+//     for it again, however the walk orders ranks. This needs every point-to-point value but sizes
+//     exact (not drawn; receives then take the largest message) and every message paired with a
+//     receive: causal_replay_obstacle() says when it cannot.
 //
 //   - paired: where values were drawn, each rank still knows every message aimed at it. Its receives,
 //     in its own order, take those messages in MPI's non-overtaking order: a receive takes the
@@ -31,7 +32,8 @@
 //
 // In both modes requests still pending at the end are completed by the last call.
 // The walk streams calls to a sink: the trace is never expanded into per-rank lists; the look-ahead
-// keeps only this rank's items between a receive and its completion (README.md, "Replay").
+// keeps only this rank's items between a receive and its completion (README.md, "Replay"). Why
+// neither mode can deadlock: proofs/README.md.
 
 #include "trace/event.hpp"
 
@@ -54,7 +56,8 @@ enum class CallKind : uint8_t {
     cancel,      // cancel `requests` (receives the traced rank cancelled: no message comes for them)
     complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did
     collective,  // `op` on `comm`; sizes below
-    create_comm, // make communicator `new_comm` with `members` (a collective over them)
+    create_comm, // make communicator `new_comm` (kNoComm: none for this rank) with `members`, as `op`:
+                 // Comm_split or Comm_dup of `comm` (all its members take part), or Comm_create_group
     free_comm,   // free `comm`
 };
 

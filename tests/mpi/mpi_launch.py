@@ -11,7 +11,8 @@ def is_open_mpi(mpirun):
         version = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return "Open MPI" in version.stdout + version.stderr
+    # Open MPI 4's mpirun says "mpirun (Open MPI) 4.1.4"; its orterun, "(OpenRTE)".
+    return any(name in version.stdout + version.stderr for name in ("Open MPI", "OpenRTE"))
 
 
 def mpirun_command(mpirun, ranks, command):

@@ -62,11 +62,30 @@ Trace drawn_trace()
     return t;
 }
 
-std::vector<ScheduledCall> schedule_of(const Trace& t, uint64_t seed, Rank rank, bool compute = true)
+std::vector<ScheduledCall> schedule_of(const Trace& t, uint64_t seed, Rank rank, bool compute = true,
+                                       ReplayMode mode = ReplayMode::paired)
 {
     std::vector<ScheduledCall> calls;
-    generate_schedule(t, seed, rank, [&](const ScheduledCall& c) { calls.push_back(c); }, ScheduleOptions{ReplayMode::paired, compute});
+    generate_schedule(t, seed, rank, [&](const ScheduledCall& c) { calls.push_back(c); },
+                      ScheduleOptions{mode, compute});
     return calls;
+}
+
+std::vector<ScheduledCall> causal_schedule_of(const Trace& t, Rank rank)
+{
+    return schedule_of(t, 1, rank, false, ReplayMode::causal);
+}
+
+Param param(Role role, int64_t value) { return {role, Value(value)}; }
+
+// One kind of call of a schedule, as (peer, tag) pairs in order, to compare with what a program did.
+std::vector<std::pair<Rank, int64_t>> peers_of(const std::vector<ScheduledCall>& calls, CallKind kind)
+{
+    std::vector<std::pair<Rank, int64_t>> out;
+    for (const auto& c : calls) {
+        if (c.kind == kind) out.emplace_back(c.peer, c.tag);
+    }
+    return out;
 }
 
 using Message = std::tuple<Rank, Rank, int64_t, int64_t>;  // from, to, tag, bytes
@@ -107,7 +126,7 @@ TEST_CASE("the same seed gives the same schedule; another seed draws other value
     CHECK(differs);
 }
 
-TEST_CASE("recorded receives are not issued, requests complete at waits and at the end, none twice")
+TEST_CASE("paired replay completes every request once, none before it exists")
 {
     const Trace t = drawn_trace();
     for (Rank r = 0; r < 4; ++r) {
@@ -124,13 +143,135 @@ TEST_CASE("recorded receives are not issued, requests complete at waits and at t
                     state[id] = 2;
                 }
             }
-            // Nothing is pending when a collective starts.
-            if (c.kind == CallKind::collective) {
-                for (const auto& [id, s] : state) CHECK(s == 2);
-            }
         }
         for (const auto& [id, s] : state) CHECK(s == 2);
     }
+}
+
+TEST_CASE("causal replay passes a token ring hop by hop, whatever order the walk puts the ranks in")
+{
+    // Rank 0 sends, then receives from the last rank; the others receive, then send: the merge puts
+    // rank 0's calls first, so the last rank's send comes after rank 0's receive in the walk.
+    constexpr int32_t ranks = 4;
+    Trace t;
+    t.header.ranks = ranks;
+    auto call = [](Op op, RankList who, int64_t relative) {
+        const Role size = op == Op::Send ? Role::bytes : Role::recv_bytes;
+        return Node{event(op, std::move(who), {param(Role::peer, relative), param(Role::tag, 7), param(size, 32),
+                                               param(Role::comm, 0)})};
+    };
+    const RankList others = RankList::from_sorted({1, 2, 3});
+    t.body = {Node{Loop{Value(int64_t{2}), {call(Op::Send, RankList(0), 1), call(Op::Recv, RankList(0), ranks - 1)}}},
+              Node{Loop{Value(int64_t{2}), {call(Op::Recv, others, ranks - 1), call(Op::Send, others, 1)}}}};
+    for (Rank r = 0; r < ranks; ++r) {
+        CAPTURE(r);
+        CHECK(causal_replay_obstacle(t, 1, r).empty());
+        const auto calls = causal_schedule_of(t, r);
+        std::vector<std::pair<CallKind, Rank>> order;
+        for (const auto& c : calls) order.emplace_back(c.kind, c.peer);
+        const Rank left = (r + ranks - 1) % ranks;
+        const Rank right = (r + 1) % ranks;
+        const std::pair<CallKind, Rank> send{CallKind::send, right};
+        const std::pair<CallKind, Rank> receive{CallKind::receive, left};
+        if (r == 0) {
+            CHECK(order == std::vector<std::pair<CallKind, Rank>>{send, receive, send, receive});
+        } else {
+            CHECK(order == std::vector<std::pair<CallKind, Rank>>{receive, send, receive, send});
+        }
+        for (const auto& c : calls) {
+            if (c.kind == CallKind::receive) CHECK(c.request == 0);  // a blocking receive, waited where it was
+        }
+    }
+}
+
+TEST_CASE("causal replay posts a wildcard MPI_Irecv from the source its completion says it matched")
+{
+    // Rank 0 posts two MPI_Irecv(MPI_ANY_SOURCE) and completes them in one MPI_Waitall, which
+    // recorded that the older matched rank 2 and the newer rank 1; ranks 1 and 2 each send to it.
+    Trace t;
+    t.header.ranks = 3;
+    const Event irecv = event(Op::Irecv, RankList(0), {param(Role::peer, kAnySource), param(Role::tag, 4),
+                                                       param(Role::recv_bytes, 8), param(Role::comm, 0)});
+    const Event waitall = event(Op::Waitall, RankList(0), {param(Role::requests, 2), param(Role::matched_peer, 2),
+                                                           param(Role::matched_peer, 1), param(Role::completed_set, 3)});
+    const Event send = event(Op::Send, RankList::from_sorted({1, 2}),
+                             {{Role::peer, Value(std::vector<PerRankValue>{{2, RankList(1)}, {1, RankList(2)}})},
+                              param(Role::tag, 4), param(Role::bytes, 8), param(Role::comm, 0)});
+    t.body = {Node{irecv}, Node{irecv}, Node{waitall}, Node{send}};
+    for (Rank r = 0; r < 3; ++r) CHECK(causal_replay_obstacle(t, 1, r).empty());
+    const auto calls = causal_schedule_of(t, 0);
+    CHECK(peers_of(calls, CallKind::receive) == std::vector<std::pair<Rank, int64_t>>{{2, 4}, {1, 4}});
+    REQUIRE(calls.size() == 3);
+    CHECK(calls[2].kind == CallKind::complete);
+    CHECK(calls[2].op == Op::Waitall);
+    CHECK(calls[2].requests == std::vector<RequestId>{calls[0].request, calls[1].request});
+}
+
+TEST_CASE("causal replay completes the requests the traced rank completed, where it completed them")
+{
+    // Irecv a, Irecv b, Isend c; Wait(b); Waitall(a, c): positions count from the newest pending.
+    Trace t;
+    t.header.ranks = 2;
+    auto irecv = [](int64_t tag) {
+        return Node{event(Op::Irecv, RankList::from_sorted({0, 1}), {param(Role::peer, 1), param(Role::tag, tag),
+                                                                    param(Role::recv_bytes, 8), param(Role::comm, 0)})};
+    };
+    const Node isend{event(Op::Isend, RankList::from_sorted({0, 1}),
+                           {param(Role::peer, 1), param(Role::tag, 1), param(Role::bytes, 8), param(Role::comm, 0)})};
+    const Node isend2{event(Op::Isend, RankList::from_sorted({0, 1}),
+                            {param(Role::peer, 1), param(Role::tag, 2), param(Role::bytes, 8), param(Role::comm, 0)})};
+    const Node wait_b{event(Op::Wait, RankList::from_sorted({0, 1}), {param(Role::requests, 1), param(Role::completed_set, 0b100)})};
+    const Node wait_rest{event(Op::Waitall, RankList::from_sorted({0, 1}),
+                               {param(Role::requests, 3), param(Role::completed_set, 0b111)})};
+    t.body = {irecv(1), irecv(2), isend, isend2, wait_b, wait_rest};
+    CHECK(causal_replay_obstacle(t, 1, 0).empty());
+    const auto calls = causal_schedule_of(t, 0);
+    REQUIRE(calls.size() == 6);
+    CHECK(calls[4].kind == CallKind::complete);
+    CHECK(calls[4].requests == std::vector<RequestId>{calls[1].request});  // the second Irecv: tag 2
+    CHECK(calls[5].requests == std::vector<RequestId>{calls[0].request, calls[2].request, calls[3].request});
+}
+
+TEST_CASE("causal replay is refused where values were drawn or a message has no receive")
+{
+    Trace drawn = drawn_trace();
+    CHECK(causal_replay_obstacle(drawn, 1, 0).find("drawn") != std::string::npos);
+
+    Trace unreceived;
+    unreceived.header.ranks = 2;
+    unreceived.body = {Node{event(Op::Send, RankList(0), {param(Role::peer, 1), param(Role::tag, 3),
+                                                          param(Role::bytes, 8), param(Role::comm, 0)})}};
+    CHECK(causal_replay_obstacle(unreceived, 1, 0).empty());
+    CHECK(causal_replay_obstacle(unreceived, 1, 1).find("rank 1 has 1 messages from rank 0") != std::string::npos);
+}
+
+TEST_CASE("paired replay gives a receive the message sent before its completion, and no later one")
+{
+    // Rank 0: MPI_Irecv, then MPI_Wait; rank 1 sends to it between them in one trace, after them in
+    // the other. In walk order a wait may only count on a send before it.
+    auto trace = [](bool send_before_wait) {
+        Trace t;
+        t.header.ranks = 2;
+        const Node irecv{event(Op::Irecv, RankList(0), {param(Role::peer, 1), param(Role::tag, 5),
+                                                        param(Role::recv_bytes, 8), param(Role::comm, 0)})};
+        const Node wait{event(Op::Wait, RankList(0), {param(Role::requests, 1), param(Role::completed_set, 1)})};
+        const Node send{event(Op::Send, RankList(1), {param(Role::peer, 1), param(Role::tag, 5), param(Role::bytes, 8),
+                                                      param(Role::comm, 0)})};
+        t.body = send_before_wait ? Sequence{irecv, send, wait} : Sequence{irecv, wait, send};
+        return t;
+    };
+    const auto before = schedule_of(trace(true), 1, 0, false);
+    REQUIRE(before.size() == 2);
+    CHECK(before[0].kind == CallKind::receive);  // posted where the rank posted it, looking ahead to the send
+    CHECK(before[0].peer == 1);
+    CHECK(before[1].kind == CallKind::complete);
+    CHECK(before[1].requests == std::vector<RequestId>{before[0].request});  // and waited where it waited
+
+    const auto after = schedule_of(trace(false), 1, 0, false);
+    REQUIRE(after.size() == 2);
+    CHECK(after[0].kind == CallKind::receive);  // posted where the walk meets the send
+    CHECK(after[1].kind == CallKind::complete);  // at the end: the wait had nothing it could count on
+    CHECK(after[1].event == nullptr);
 }
 
 TEST_CASE("a lossless trace replays each rank's sends as recorded, relative peers resolved")
