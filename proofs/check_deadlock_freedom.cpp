@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -611,6 +613,87 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
     CHECK(shape_broken == 0);
     INFO("not replayed:" << not_replayed_text(totals));
     CHECK(totals.not_replayed.empty());
+}
+
+// ---- The simulator records what the tracer records ---------------------------------------------------
+
+namespace {
+
+// Rank 0 receives from MPI_ANY_SOURCE, once with MPI_Recv and twice with MPI_Irecv completed by one
+// MPI_Waitall; ranks 1 and 2 each send it twice.
+sim::Task gather_twice(sim::Mpi& mpi)
+{
+    const sim::Comm world = mpi.world();
+    if (world.rank == 0) {
+        co_await mpi.recv(1, world, sim::kAnySourceArg, 5, 8);
+        co_await mpi.recv(2, world, sim::kAnySourceArg, 5, 8);
+        std::vector<sim::Request> requests;
+        requests.push_back((co_await mpi.irecv(3, world, sim::kAnySourceArg, sim::kAnyTagArg, 8)).request);
+        requests.push_back((co_await mpi.irecv(3, world, sim::kAnySourceArg, sim::kAnyTagArg, 8)).request);
+        co_await mpi.waitall(4, requests);
+    } else {
+        co_await mpi.send(5, Op::Send, world, 0, 5, 8);
+        co_await mpi.send(6, Op::Send, world, 0, 6 + world.rank, 8);
+    }
+}
+
+std::optional<int64_t> param(const RecordedCall& call, Role role, size_t nth = 0)
+{
+    for (size_t i = 0; i < call.size(); ++i) {
+        if (call.param(i).role == role && nth-- == 0) return call.param(i).value;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("the simulator records wildcard matches as the tracer does: on MPI_Recv, and on the completion oldest "
+          "request first")
+{
+    std::set<std::vector<int64_t>> seen;  // the sources rank 0 matched, over scheduler seeds
+    for (uint64_t seed = 1; seed <= 40; ++seed) {
+        const sim::RunResult run = sim::run(gather_twice, 3, seed);
+        const auto& calls = run.ranks[0].calls;
+        REQUIRE(calls.size() == 7);  // Init, Recv, Recv, Irecv, Irecv, Waitall, Finalize
+        CHECK(calls[1].op == Op::Recv);
+        CHECK(param(calls[1], Role::peer) == kAnySource);
+        CHECK(param(calls[1], Role::recv_bytes) == 8);
+        CHECK(param(calls[1], Role::comm) == 0);
+        const auto first = param(calls[1], Role::matched_peer);
+        const auto second = param(calls[2], Role::matched_peer);
+        REQUIRE(first.has_value());
+        REQUIRE(second.has_value());
+        CHECK(*first + *second == 3);  // relative to rank 0: ranks 1 and 2, in either order
+        const RecordedCall& waitall = calls[5];
+        CHECK(param(waitall, Role::requests) == 2);
+        CHECK(param(waitall, Role::completed_set) == 3);  // positions 0 and 1 (bits 0 and 1)
+        // Two matches, oldest request first: each a matched_peer then a matched_tag.
+        const auto peer_old = param(waitall, Role::matched_peer, 0);
+        const auto tag_old = param(waitall, Role::matched_tag, 0);
+        const auto peer_new = param(waitall, Role::matched_peer, 1);
+        REQUIRE(peer_old.has_value());
+        REQUIRE(peer_new.has_value());
+        CHECK(*peer_old + *peer_new == 3);
+        CHECK(tag_old == 6 + *peer_old);
+        // The truth names the sources the receives matched, as world ranks.
+        const auto& actions = run.ranks[0].actions;
+        REQUIRE(actions.size() == 5);
+        CHECK(actions[0].peer == *first);
+        CHECK(actions[2].peer == *peer_old);
+        CHECK(actions[2].tag == 6 + *peer_old);
+        CHECK(actions[4].kind == sim::Action::Kind::complete);
+        CHECK(actions[4].requests == std::vector<size_t>{2, 3});
+        seen.insert({*first, *peer_old});
+    }
+    CHECK(seen.size() > 1);  // timing varies with the scheduler seed
+}
+
+TEST_CASE("a generated program gives the same trace for the same seed")
+{
+    const ProgramRun a = run_generated_program(kFirstProgramSeed + 7);
+    const ProgramRun b = run_generated_program(kFirstProgramSeed + 7);
+    CHECK(a.description == b.description);
+    CHECK(trace_of_run(a) == trace_of_run(b));
 }
 
 // ---- Negative controls for causal and paired replay ------------------------------------------------------
