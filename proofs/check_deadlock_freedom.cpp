@@ -535,13 +535,26 @@ ProgramOutcome check_program(uint64_t seed, const ProgramLimits& limits = {})
     return out;
 }
 
+// HTRACE_PROOF_LIMITS=ranks,blocks,phases,repeats,iterations (ProgramLimits), to rerun a program of
+// the 'found by the checker' cases; the defaults otherwise.
+ProgramLimits program_limits()
+{
+    ProgramLimits limits;
+    const char* text = std::getenv("HTRACE_PROOF_LIMITS");
+    if (text == nullptr || *text == '\0') return limits;
+    int values[5] = {limits.max_ranks, limits.max_blocks, limits.max_phases, limits.max_repeats, limits.max_iterations};
+    std::sscanf(text, "%d,%d,%d,%d,%d", &values[0], &values[1], &values[2], &values[3], &values[4]);
+    return ProgramLimits{values[0], values[1], values[2], values[3], values[4]};
+}
+
 // check_program for `count` seeds from `first`, on worker threads; outcomes in seed order.
 std::vector<ProgramOutcome> check_programs(uint64_t first, uint64_t count)
 {
+    const ProgramLimits limits = program_limits();
     std::vector<ProgramOutcome> outcomes(count);
     std::atomic<uint64_t> next{0};
     auto work = [&] {
-        for (uint64_t i; (i = next.fetch_add(1)) < count;) outcomes[i] = check_program(first + i);
+        for (uint64_t i; (i = next.fetch_add(1)) < count;) outcomes[i] = check_program(first + i, limits);
     };
     std::vector<std::thread> workers;
     for (uint64_t t = 1; t < std::min(thread_count(), count); ++t) workers.emplace_back(work);
