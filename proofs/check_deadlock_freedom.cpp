@@ -845,15 +845,16 @@ TEST_SUITE("found by the checker")
 
     TEST_CASE("paired replay does not give a receive a message on a later communicator with the same id")
     {
-        // 3 ranks, precision 0. Block 1 on a duplicate of the world (id 2): rank 0 posts two
-        // MPI_Irecv(MPI_ANY_SOURCE) with drawn tags and polls them with MPI_Testany, whose
-        // completed_set is drawn; the duplicate is freed. Block 2 on a split of the world (again
-        // id 2, each rank alone): halo exchanges with itself. The drawn completed sets never name
-        // the first Irecv, so its look-ahead runs past MPI_Comm_free into block 2 and takes a
-        // message rank 0 sends itself there (communicator id 2, tag 32): rank 0 posts it on the
-        // block-1 communicator, where it never comes, and waits for it forever (then a message of
-        // block 2 meets a receive posted for another and sizes disagree).
-        check_found(111322, ProgramLimits{3, 2, 1, 1, 2});
+        // 3 ranks, precision 50. After a wavefront on the world, a block on a duplicate of the world
+        // (id 2) posts MPI_Irecv whose peers and tags merged into histograms and polls them with
+        // MPI_Test; the duplicate is freed; a last block on a split of the world (id 2 again) runs a
+        // halo exchange. Rank 1's first MPI_Irecv on the duplicate looks ahead for a message that
+        // fits it (any peer, any tag: they are drawn) until its completion, which the drawn
+        // completed sets do not name soon: the look-ahead runs past MPI_Comm_free into the split and
+        // takes a message rank 1 sends itself there (id 2, tag 48). Rank 1 posts that receive on the
+        // duplicate, naming rank 0 of a communicator where rank 0 is world rank 0, not 1: the model
+        // refuses the peer (a receive posted on the wrong communicator waits forever).
+        check_found(8250, ProgramLimits{3, 3, 1, 1, 2});
     }
 
     TEST_CASE("the merge keeps collectives together where ranks fold the same phase into loops differently")
@@ -867,13 +868,16 @@ TEST_SUITE("found by the checker")
         check_found(23577, ProgramLimits{3, 1, 2, 2, 2});
     }
 
-    TEST_CASE("the merge keeps collectives together, or causal replay deadlocks")
+    TEST_CASE("the merge keeps each communicator's collectives in order, or causal replay deadlocks")
     {
-        // 2 ranks, precision 100: a Sendrecv ring then a polled request phase, run twice. As above,
-        // the merge leaves barrier instances apart; causal replay skips them and one barrier that
-        // does meet now comes before rank 1's second MPI_Irecv: rank 0 waits for its MPI_Isend to 1,
-        // rank 1 in the barrier.
-        check_found(28353, ProgramLimits{3, 1, 2, 2, 2});
+        // 2 ranks, precision 100: a polled request phase ending in a barrier (B1) run twice, then
+        // master/worker ending in a barrier (B2). Rank 0's two request phases fold into loop 2 {...,
+        // B1}, rank 1's do not (its first poll failed twice). The merge aligns rank 0's B2 with rank
+        // 1's first B1 (collectives on one communicator align whatever their call site) and leaves
+        // the rest apart. Replay issues only that barrier: rank 1 reaches it after its first request
+        // phase, rank 0 after master/worker, which needs rank 1: rank 0 waits for its MPI_Issend to
+        // 1, rank 1 in the barrier.
+        check_found(53048, ProgramLimits{3, 1, 2, 2, 2});
     }
 
     TEST_CASE("the merge keeps a communicator creation together, and tells reused communicator ids apart")
@@ -886,5 +890,20 @@ TEST_SUITE("found by the checker")
         // lossless trace is then not causal (rank 0's tasks for rank 1 become messages to itself), and
         // paired replay, which the model accepts, has each rank talk to itself.
         check_found(33206, ProgramLimits{3, 2, 1, 1, 2});
+    }
+
+    TEST_CASE("causal replay waits for the request the traced rank waited for, though Open MPI gave two requests one handle")
+    {
+        // 1 rank, precision 100, as Open MPI runs it: sends of at most 4096 bytes complete at once,
+        // and Open MPI then hands back one shared request for all of them. Rank 0 posts MPI_Irecv
+        // from itself with tags 16 and 18, MPI_Isend to itself with tags 16 and 17 (64 bytes: both
+        // get the shared handle), waits for the tag-16 send, sends tag 18 (blocking), waits for the
+        // receives, receives tag 17 (MPI_Recv) and waits for the tag-17 send. At the first MPI_Wait
+        // the tracer finds the handle twice among the pending requests and names the newest: the
+        // tag-17 send. Causal replay waits for that send before the MPI_Recv that takes it: a
+        // deadlock under rendezvous semantics (on a library that sends 64 bytes eagerly it would
+        // pass, but not with larger messages). The tracer cannot tell shared handles apart by value;
+        // the address of the application's request variable would.
+        check_found(1125, ProgramLimits{3, 1, 1, 1, 1});
     }
 }

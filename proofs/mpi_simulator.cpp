@@ -17,8 +17,8 @@ namespace {
 using Engine = boost::random::mt19937_64;
 using Kind = Call::Kind;
 
-// Open MPI's one handle for requests on MPI_PROC_NULL (RunOptions::shared_proc_null_request).
-constexpr Request kSharedProcNullRequest = 0xE0E0E0E0ull;
+// Open MPI's one handle for requests complete when made (RunOptions::shared_complete_request).
+constexpr Request kSharedCompleteRequest = 0xE0E0E0E0ull;
 constexpr size_t kNoAction = SIZE_MAX;
 constexpr uint64_t kStepLimit = 50'000'000;
 
@@ -147,7 +147,7 @@ struct P2p {
 // A request the program holds: which operation it stands for, and which action created it.
 struct LiveRequest {
     Request handle;
-    std::optional<size_t> operation;  // none: a request complete from the start (MPI_PROC_NULL)
+    std::optional<size_t> operation;
     size_t action = kNoAction;
     bool wildcard = false;            // an MPI_Irecv with a wildcard: its action learns the match
     int64_t asked_tag = 0;
@@ -222,11 +222,11 @@ private:
     size_t comm_of(Rank rank, const Comm& comm);
     Rank world_of(size_t comm, int32_t rank_in_comm) const;
     int32_t rank_in(size_t comm, Rank world) const;
-    size_t post_send(Rank rank, size_t comm, int32_t dest, int64_t tag, int64_t bytes);
+    size_t post_send(Rank rank, size_t comm, int32_t dest, int64_t tag, int64_t bytes, bool synchronous);
     size_t post_receive(Rank rank, size_t comm, int32_t source, int64_t tag, int64_t bytes);
     bool fits(const P2p& receive, const P2p& send) const;
     void pair(size_t send, size_t receive);
-    Request new_handle(Rank rank, bool proc_null);
+    Request new_handle(Rank rank, bool complete);
     void release_handle(Rank rank, Request handle);
     size_t find_live(Rank rank, Request handle);
     std::vector<size_t> find_all_live(Rank rank, const std::vector<Request>& handles);
@@ -534,7 +534,12 @@ RunResult Simulator::run(const Program& program)
             if (!state(r).finished) unfinished = true;
             if (can_advance(r)) candidates.push_back(r);
         }
-        if (!unfinished) break;
+        if (!unfinished) {
+            bool unmatched = !busy_channels_.empty();
+            for (const auto& s : ranks_) unmatched = unmatched || !s->posted.empty() || !s->unexpected.empty();
+            if (unmatched) throw std::runtime_error("the program ends with messages or receives unmatched");
+            break;
+        }
         const bool can_deliver = !busy_channels_.empty();
         if (candidates.empty() && !can_deliver) {
             std::string stuck;
@@ -709,10 +714,10 @@ int32_t Simulator::rank_in(size_t comm, Rank world) const
     return static_cast<int32_t>(std::find(members.begin(), members.end(), world) - members.begin());
 }
 
-Request Simulator::new_handle(Rank rank, bool proc_null)
+Request Simulator::new_handle(Rank rank, bool complete)
 {
     RankState& s = state(rank);
-    if (proc_null && options_.shared_proc_null_request) return kSharedProcNullRequest;
+    if (complete && options_.shared_complete_request) return kSharedCompleteRequest;
     if (options_.reuse_request_handles && !s.free_handles.empty()) {
         const Request h = s.free_handles.back();
         s.free_handles.pop_back();
@@ -723,7 +728,7 @@ Request Simulator::new_handle(Rank rank, bool proc_null)
 
 void Simulator::release_handle(Rank rank, Request handle)
 {
-    if (handle == kSharedProcNullRequest) return;
+    if (handle == kSharedCompleteRequest) return;
     if (options_.reuse_request_handles) state(rank).free_handles.push_back(handle);
 }
 
@@ -766,7 +771,7 @@ bool Simulator::complete_now(Rank rank, size_t live) const
     return !l.operation || operations_[*l.operation].done;
 }
 
-size_t Simulator::post_send(Rank rank, size_t comm, int32_t dest, int64_t tag, int64_t bytes)
+size_t Simulator::post_send(Rank rank, size_t comm, int32_t dest, int64_t tag, int64_t bytes, bool synchronous)
 {
     P2p op;
     op.is_send = true;
@@ -782,6 +787,7 @@ size_t Simulator::post_send(Rank rank, size_t comm, int32_t dest, int64_t tag, i
         return operations_.size() - 1;
     }
     op.peer = world_of(comm, dest);
+    op.done = !synchronous && bytes <= options_.eager_limit;  // buffered: matched later
     operations_.push_back(op);
     const size_t index = operations_.size() - 1;
     const size_t channel = static_cast<size_t>(rank) * static_cast<size_t>(size_) + static_cast<size_t>(op.peer);
@@ -862,7 +868,8 @@ void Simulator::issue(Rank rank)
     switch (c.kind) {
     case Kind::send:
     case Kind::isend:
-        s.waiting.push_back(post_send(rank, comm_of(rank, c.comm), c.peer, c.tag, c.bytes));
+        s.waiting.push_back(post_send(rank, comm_of(rank, c.comm), c.peer, c.tag, c.bytes,
+                                      c.op == Op::Ssend || c.op == Op::Issend));
         return;
     case Kind::recv:
     case Kind::irecv:
@@ -871,7 +878,7 @@ void Simulator::issue(Rank rank)
     case Kind::sendrecv: {
         const size_t comm = comm_of(rank, c.comm);
         s.waiting.push_back(post_receive(rank, comm, c.source, c.recv_tag, c.recv_bytes));
-        s.waiting.push_back(post_send(rank, comm, c.peer, c.tag, c.bytes));
+        s.waiting.push_back(post_send(rank, comm, c.peer, c.tag, c.bytes, false));
         return;
     }
     case Kind::collective:
@@ -966,8 +973,10 @@ void Simulator::finish(Rank rank)
         const bool sendrecv = c.kind == Kind::sendrecv;
         Request handle = kRequestNull;
         if (nonblocking) {
-            const bool proc_null = c.peer == kProcNullArg;
-            handle = new_handle(rank, proc_null);
+            // Open MPI's MPI_Isend and MPI_Irecv hand back its shared request on MPI_PROC_NULL, and
+            // MPI_Isend also for a send it completed at once; a receive gets a request of its own.
+            const P2p& op = operations_[s.waiting.front()];
+            handle = new_handle(rank, op.peer == kProcNull || (op.is_send && op.done));
             tracer.pending.created(handle);
             s.result.request = handle;
         }
@@ -1102,8 +1111,8 @@ void Simulator::finish(Rank rank)
         }
         // Statuses, and the requests leave the program's variables.
         // The live requests they stand for: where one handle stands for several (Open MPI's shared
-        // handle of requests on MPI_PROC_NULL), the newest ones, as the tracer takes them (they are
-        // all alike).
+        // handle of requests complete when made), the newest ones, as the tracer takes them: all
+        // are complete, and the tracer cannot tell them apart.
         std::vector<Request> completed_handles;
         for (size_t i : completed) completed_handles.push_back(before[i]);
         const std::vector<size_t> completed_lives = find_all_live(rank, completed_handles);

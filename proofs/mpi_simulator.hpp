@@ -253,9 +253,13 @@ struct RankRecord {
 };
 
 struct RunOptions {
-    // Open MPI hands back one shared request handle for operations on MPI_PROC_NULL, and reuses
-    // freed handles; MPICH-like runs give every request its own handle.
-    bool shared_proc_null_request = false;
+    // Standard sends (MPI_Send, MPI_Isend) of at most this many bytes complete at once, buffered, as
+    // MPI libraries send small messages eagerly; 0: every send waits for its receive (rendezvous).
+    int64_t eager_limit = 0;
+    // Open MPI hands back one shared request handle for requests complete when they are made (on
+    // MPI_PROC_NULL, and sends completed at once: checked with Open MPI 4.1.4); MPICH gives each its own.
+    bool shared_complete_request = false;
+    // Libraries reuse the handles of completed requests.
     bool reuse_request_handles = false;
 };
 

@@ -37,7 +37,7 @@ bool chance(Engine& engine, int percent) { return pick(engine, 0, 99) < percent;
 // ---- What a program is made of ------------------------------------------------------------------------
 
 enum class Pattern : uint8_t {
-    token_ring, wavefront, master_worker, request_graph, halo, sendrecv_ring, cancel, collectives,
+    token_ring, wavefront, master_worker, request_graph, halo, sendrecv_ring, cancel, collectives, staged,
 };
 
 enum class Completion : uint8_t {
@@ -106,6 +106,7 @@ const char* pattern_name(Pattern p)
     case Pattern::sendrecv_ring: return "sendrecv-ring";
     case Pattern::cancel: return "cancel";
     case Pattern::collectives: return "collectives";
+    case Pattern::staged: return "staged-sends";
     }
     return "?";
 }
@@ -506,6 +507,33 @@ Task collectives(Mpi& mpi, Comm comm, const Phase& p)
     }
 }
 
+// Two sends in flight, waited for one at a time with a blocking send between: rank r sends to r + 1
+// and r + 2, waits for the first, sends to r + 2 again (blocking), receives, and only then waits for
+// the second, whose receive r + 2 posts after its own blocking send. Small messages go eagerly, so
+// with Open MPI both requests share one handle.
+Task staged(Mpi& mpi, Comm comm, const Phase& p)
+{
+    const int32_t n = comm.size;
+    const int32_t me = comm.rank;
+    const int32_t next = (me + 1) % n;
+    const int32_t after = (me + 2) % n;
+    const int32_t before = (me - 1 + n) % n;
+    const int32_t two_before = (me - 2 + 2 * n) % n;
+    for (int step = 0; step < p.iterations; ++step) {
+        Request first_in = (co_await mpi.irecv(site_of(p, 1), comm, before, p.tag, 64)).request;
+        Request third_in = (co_await mpi.irecv(site_of(p, 2), comm, two_before, p.tag + 2, 64)).request;
+        Request first = (co_await mpi.isend(site_of(p, 3), Op::Isend, comm, next, p.tag, 64)).request;
+        Request second = (co_await mpi.isend(site_of(p, 4), Op::Isend, comm, after, p.tag + 1, 64)).request;
+        mpi.compute(p.work);
+        co_await mpi.wait(site_of(p, 5), first);
+        co_await mpi.send(site_of(p, 6), Op::Send, comm, after, p.tag + 2, 64);
+        co_await mpi.wait(site_of(p, 7), first_in);
+        co_await mpi.wait(site_of(p, 8), third_in);
+        co_await mpi.recv(site_of(p, 9), comm, two_before, p.tag + 1, 64);
+        co_await mpi.wait(site_of(p, 10), second);
+    }
+}
+
 Task run_phase(Mpi& mpi, Comm comm, const Phase& p)
 {
     switch (p.pattern) {
@@ -517,6 +545,7 @@ Task run_phase(Mpi& mpi, Comm comm, const Phase& p)
     case Pattern::sendrecv_ring: co_await sendrecv_ring(mpi, comm, p); break;
     case Pattern::cancel: co_await cancel(mpi, comm, p); break;
     case Pattern::collectives: co_await collectives(mpi, comm, p); break;
+    case Pattern::staged: co_await staged(mpi, comm, p); break;
     }
 }
 
@@ -593,6 +622,8 @@ Phase draw_phase(Engine& engine, size_t index, int32_t ranks, const ProgramLimit
         const int mode = static_cast<int>(pick(engine, 0, 9));
         p.cancel = mode < 4 ? CancelMode::unmatched : mode < 6 ? CancelMode::unmatched_wildcard : CancelMode::race;
         p.iterations = static_cast<int>(pick(engine, 1, std::max(1, std::min(2, limits.max_iterations))));
+    } else if (roll < 92) {
+        p.pattern = Pattern::staged;
     } else {
         p.pattern = Pattern::collectives;
         const Op ops[] = {Op::Barrier, Op::Allreduce, Op::Bcast, Op::Reduce};
@@ -626,9 +657,13 @@ ProgramSpec draw_program(Engine& engine, const ProgramLimits& limits)
     return spec;
 }
 
-std::string describe(const ProgramSpec& spec, const ProgramRun& run)
+std::string describe(const ProgramSpec& spec, const ProgramRun& run, const sim::RunOptions& options)
 {
-    std::string text = std::to_string(spec.ranks) + " ranks, precision " + std::to_string(run.rule.precision) + ":";
+    std::string text = std::to_string(spec.ranks) + " ranks, precision " + std::to_string(run.rule.precision) + ", " +
+                       (options.shared_complete_request ? "Open MPI (eager sends, shared handles)"
+                        : options.eager_limit > 0       ? "eager sends"
+                                                        : "rendezvous") +
+                       (options.reuse_request_handles ? ", handles reused" : "") + ":";
     for (const Block& b : spec.blocks) {
         text += b.comm == CommChoice::world ? " [world" : b.comm == CommChoice::dup ? " [dup" : " [split";
         text += " x" + std::to_string(b.repeats) + ":";
@@ -671,10 +706,14 @@ ProgramRun run_generated_program(uint64_t seed, const ProgramLimits& limits)
     run.rule.precision = chance(engine, 50) ? 100 : precisions[pick(engine, 0, 3)];
     run.rule.histogram.bins = static_cast<uint32_t>(chance(engine, 70) ? 32 : pick(engine, 4, 16));
     sim::RunOptions options;
-    options.shared_proc_null_request = chance(engine, 50);
+    // A third strict (rendezvous, a handle per request), a third with eager sends, a third as Open MPI
+    // (eager sends, one handle for requests complete when made); half reuse handles.
+    const int64_t library = pick(engine, 0, 2);
+    options.eager_limit = library == 0 ? 0 : 4096;
+    options.shared_complete_request = library == 2;
     options.reuse_request_handles = chance(engine, 50);
     const uint64_t scheduler_seed = engine();
-    run.description = describe(*spec, run);
+    run.description = describe(*spec, run, options);
     try {
         auto result = sim::run([spec](Mpi& mpi) { return rank_program(mpi, spec); }, spec->ranks, scheduler_seed, options);
         run.records = std::move(result.ranks);
@@ -705,7 +744,7 @@ ProgramRun run_token_ring(int32_t ranks, int laps, uint64_t seed)
     auto result = sim::run([spec](Mpi& mpi) { return rank_program(mpi, spec); }, ranks, seed);
     run.records = std::move(result.ranks);
     run.steps = result.steps;
-    run.description = describe(*spec, run);
+    run.description = describe(*spec, run, sim::RunOptions{});
     return run;
 }
 
