@@ -442,11 +442,14 @@ namespace {
 // What checking one generated program found.
 struct ProgramOutcome {
     uint64_t seed = 0;
+    std::string description;  // the program's phases
     bool ran = false;
     int32_t ranks = 0;
     uint64_t program_calls = 0;
     uint64_t failed_tests = 0;
     uint64_t wildcard_matches = 0;
+    uint64_t cancelled = 0;
+    uint64_t misnamed = 0;
     bool lossless = false;
     bool causal = false;             // as h-replay decides, for the first replay seed
     bool lossless_not_causal = false;
@@ -484,11 +487,14 @@ ProgramOutcome check_program(uint64_t seed, const ProgramLimits& limits = {})
         return out;
     }
     out.ran = true;
+    out.description = run.description;
     out.ranks = run.ranks;
     for (const auto& record : run.records) {
         out.program_calls += record.calls.size();
         out.failed_tests += record.failed_tests;
         out.wildcard_matches += record.wildcard_matches;
+        out.cancelled += record.cancelled;
+        out.misnamed += record.misnamed;
     }
     out.lossless = run.rule.precision == 100;
     const std::string what = "run_generated_program(" + std::to_string(seed) + ") [" + run.description + "]";
@@ -581,6 +587,7 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
 
     Totals totals;
     uint64_t ranks = 0, program_calls = 0, failed_tests = 0, wildcard_matches = 0, causal = 0, paired = 0;
+    uint64_t cancelled = 0, misnamed = 0;
     uint64_t lossless = 0, lossless_not_causal = 0, reenacted = 0, not_reenacted = 0, shape_broken = 0;
     uint64_t run_errors = 0, shown = 0;
     for (const auto& o : outcomes) {
@@ -590,9 +597,17 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
         }
         if (verbose && !o.problems.empty()) {
             std::string line;
-            for (const auto& problem : o.problems) line += " " + problem.substr(0, std::min<size_t>(problem.find('\n'), 300));
-            std::printf("%llu (%d ranks, %llu calls):%s\n", static_cast<unsigned long long>(o.seed), o.ranks,
-                        static_cast<unsigned long long>(o.program_calls), line.c_str());
+            for (const auto& problem : o.problems) {
+                std::string first = problem.substr(0, problem.find('\n'));
+                if (const size_t at = first.find(" [" + o.description + "]"); at != std::string::npos) {
+                    first.erase(at, o.description.size() + 3);
+                }
+                line += " | " + first.substr(0, 240);
+            }
+            std::printf("%llu (%s, %llu calls, %llu cancelled, %llu misnamed)%s\n", static_cast<unsigned long long>(o.seed),
+                        o.description.c_str(), static_cast<unsigned long long>(o.program_calls),
+                        static_cast<unsigned long long>(o.cancelled), static_cast<unsigned long long>(o.misnamed),
+                        line.c_str());
         }
         if (!o.ran) continue;
         ++totals.traces;
@@ -600,6 +615,8 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
         program_calls += o.program_calls;
         failed_tests += o.failed_tests;
         wildcard_matches += o.wildcard_matches;
+        cancelled += o.cancelled;
+        misnamed += o.misnamed;
         (o.causal ? causal : paired) += 1;
         lossless += o.lossless ? 1 : 0;
         lossless_not_causal += o.lossless_not_causal ? 1 : 0;
@@ -613,10 +630,12 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
     }
     auto u = [](uint64_t v) { return static_cast<unsigned long long>(v); };
     std::printf("deadlock-freedom: %llu program traces (%llu ranks, %llu calls recorded, %llu polls that failed, %llu "
-                "wildcard matches): %llu replayed causally, %llu paired (%llu replay seeds each; the causal ones also "
+                "wildcard matches, %llu cancels that won, %llu completions the tracer named other requests for): "
+                "%llu replayed causally, %llu paired (%llu replay seeds each; the causal ones also "
                 "paired); %llu lossless, %llu of them re-enacted exactly; %llu where the merge left collectives apart; "
                 "%llu rank schedules, %llu calls checked in %.1f s on %llu threads: %s\n",
-                u(totals.traces), u(ranks), u(program_calls), u(failed_tests), u(wildcard_matches), u(causal), u(paired),
+                u(totals.traces), u(ranks), u(program_calls), u(failed_tests), u(wildcard_matches), u(cancelled),
+                u(misnamed), u(causal), u(paired),
                 u(kSeedsPerProgram), u(lossless), u(reenacted), u(shape_broken), u(totals.schedules), u(totals.calls),
                 seconds, u(std::min(thread_count(), std::max<uint64_t>(count, 1))), failures_text(totals).c_str());
     CHECK(run_errors == 0);

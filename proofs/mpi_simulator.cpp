@@ -7,6 +7,7 @@
 #include <boost/random/uniform_real_distribution.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <stdexcept>
 #include <unordered_map>
@@ -18,7 +19,7 @@ using Engine = boost::random::mt19937_64;
 using Kind = Call::Kind;
 
 // Open MPI's one handle for requests complete when made (RunOptions::shared_complete_request).
-constexpr Request kSharedCompleteRequest = 0xE0E0E0E0ull;
+constexpr uint32_t kSharedCompleteRequest = 0xE0E0E0E0u;
 constexpr size_t kNoAction = SIZE_MAX;
 constexpr uint64_t kStepLimit = 50'000'000;
 
@@ -84,8 +85,10 @@ public:
         return -1;
     }
 
-    PendingRequests<Request> pending;
-    std::unordered_map<Request, std::vector<WildcardReceive>> wildcard_receives;
+    PendingRequests<uint32_t> pending;  // by handle, as the tracer keeps it
+    std::unordered_map<uint32_t, std::vector<WildcardReceive>> wildcard_receives;
+    // The same list by request: which requests the tracer takes a completion to name.
+    std::deque<Request> pending_requests;
 
 private:
     int64_t lowest_free_id() const
@@ -146,7 +149,7 @@ struct P2p {
 
 // A request the program holds: which operation it stands for, and which action created it.
 struct LiveRequest {
-    Request handle;
+    Request request;  // as the program holds it
     std::optional<size_t> operation;
     size_t action = kNoAction;
     bool wildcard = false;            // an MPI_Irecv with a wildcard: its action learns the match
@@ -186,8 +189,9 @@ struct RankState {
     InstanceKey instance{};           // the collective it waits in
     uint64_t idle_since = UINT64_MAX; // a poll that failed at this progress count
     std::vector<LiveRequest> live;    // oldest first
-    Request next_handle = 1;
-    std::vector<Request> free_handles;
+    uint32_t next_handle = 1;
+    std::vector<uint32_t> free_handles;
+    uint64_t next_request = 1;
     std::map<int32_t, size_t> comms;  // handle -> global communicator
     int32_t next_comm_handle = 2;
     std::map<size_t, uint64_t> collectives;  // global communicator -> collectives called on it
@@ -226,10 +230,10 @@ private:
     size_t post_receive(Rank rank, size_t comm, int32_t source, int64_t tag, int64_t bytes);
     bool fits(const P2p& receive, const P2p& send) const;
     void pair(size_t send, size_t receive);
-    Request new_handle(Rank rank, bool complete);
-    void release_handle(Rank rank, Request handle);
-    size_t find_live(Rank rank, Request handle);
-    std::vector<size_t> find_all_live(Rank rank, const std::vector<Request>& handles);
+    Request new_request(Rank rank, bool complete);
+    void release_handle(Rank rank, Request request);
+    size_t find_live(Rank rank, Request request);
+    std::vector<size_t> find_all_live(Rank rank, const std::vector<Request>& requests);
     bool complete_now(Rank rank, size_t live) const;
 
     // Recording, as the tracer does.
@@ -714,54 +718,41 @@ int32_t Simulator::rank_in(size_t comm, Rank world) const
     return static_cast<int32_t>(std::find(members.begin(), members.end(), world) - members.begin());
 }
 
-Request Simulator::new_handle(Rank rank, bool complete)
+Request Simulator::new_request(Rank rank, bool complete)
 {
     RankState& s = state(rank);
-    if (complete && options_.shared_complete_request) return kSharedCompleteRequest;
-    if (options_.reuse_request_handles && !s.free_handles.empty()) {
-        const Request h = s.free_handles.back();
+    uint32_t handle = 0;
+    if (complete && options_.shared_complete_request) {
+        handle = kSharedCompleteRequest;
+    } else if (options_.reuse_request_handles && !s.free_handles.empty()) {
+        handle = s.free_handles.back();
         s.free_handles.pop_back();
-        return h;
+    } else {
+        handle = s.next_handle++;
     }
-    return s.next_handle++;
+    return (s.next_request++ << 32) | handle;
 }
 
-void Simulator::release_handle(Rank rank, Request handle)
+void Simulator::release_handle(Rank rank, Request request)
 {
-    if (handle == kSharedCompleteRequest) return;
-    if (options_.reuse_request_handles) state(rank).free_handles.push_back(handle);
+    if (handle_of(request) == kSharedCompleteRequest) return;
+    if (options_.reuse_request_handles) state(rank).free_handles.push_back(handle_of(request));
 }
 
-// The live request a handle stands for: the newest with that handle (a shared handle stands for
-// several requests that are all complete alike).
-size_t Simulator::find_live(Rank rank, Request handle)
+size_t Simulator::find_live(Rank rank, Request request)
 {
     const auto& live = state(rank).live;
-    for (size_t i = live.size(); i-- > 0;) {
-        if (live[i].handle == handle) return i;
+    for (size_t i = 0; i < live.size(); ++i) {
+        if (live[i].request == request) return i;
     }
-    misuse(rank, "a request handle that is not live");
+    misuse(rank, "a request that is not live");
 }
 
-// The live requests an array of handles stands for (kNoAction for MPI_REQUEST_NULL), each at most
-// once: a shared handle given twice stands for two requests.
-std::vector<size_t> Simulator::find_all_live(Rank rank, const std::vector<Request>& handles)
+// The live requests of an array (kNoAction for MPI_REQUEST_NULL).
+std::vector<size_t> Simulator::find_all_live(Rank rank, const std::vector<Request>& requests)
 {
-    const auto& live = state(rank).live;
     std::vector<size_t> found;
-    for (Request handle : handles) {
-        size_t at = kNoAction;
-        if (handle != kRequestNull) {
-            for (size_t i = live.size(); i-- > 0;) {
-                if (live[i].handle == handle && std::find(found.begin(), found.end(), i) == found.end()) {
-                    at = i;
-                    break;
-                }
-            }
-            if (at == kNoAction) misuse(rank, "a request handle that is not live");
-        }
-        found.push_back(at);
-    }
+    for (Request request : requests) found.push_back(request == kRequestNull ? kNoAction : find_live(rank, request));
     return found;
 }
 
@@ -976,8 +967,10 @@ void Simulator::finish(Rank rank)
             // Open MPI's MPI_Isend and MPI_Irecv hand back its shared request on MPI_PROC_NULL, and
             // MPI_Isend also for a send it completed at once; a receive gets a request of its own.
             const P2p& op = operations_[s.waiting.front()];
-            handle = new_handle(rank, op.peer == kProcNull || (op.is_send && op.done));
-            tracer.pending.created(handle);
+            handle = new_request(rank, op.peer == kProcNull || (op.is_send && op.done));
+            tracer.pending.created(handle_of(handle));
+            if (tracer.pending_requests.size() == PendingRequests<uint32_t>::kKept) tracer.pending_requests.pop_front();
+            tracer.pending_requests.push_back(handle);
             s.result.request = handle;
         }
         // add_point_to_point
@@ -1018,7 +1011,7 @@ void Simulator::finish(Rank rank)
                 if (any_source || any_tag) ++s.record.wildcard_matches;
             } else {
                 a.creates_request = true;
-                if (any_source || any_tag) tracer.wildcard_receives[handle].push_back({info, any_source, any_tag});
+                if (any_source || any_tag) tracer.wildcard_receives[handle_of(handle)].push_back({info, any_source, any_tag});
             }
         } else if (!sendrecv) {
             a.kind = Action::Kind::send;
@@ -1048,7 +1041,7 @@ void Simulator::finish(Rank rank)
         const size_t action = add_action(rank, std::move(a));
         if (nonblocking) {
             LiveRequest live;
-            live.handle = handle;
+            live.request = handle;
             live.action = action;
             live.asked_source = c.peer;
             live.asked_tag = c.tag;
@@ -1110,16 +1103,10 @@ void Simulator::finish(Rank rank)
             break;
         }
         // Statuses, and the requests leave the program's variables.
-        // The live requests they stand for: where one handle stands for several (Open MPI's shared
-        // handle of requests complete when made), the newest ones, as the tracer takes them: all
-        // are complete, and the tracer cannot tell them apart.
-        std::vector<Request> completed_handles;
-        for (size_t i : completed) completed_handles.push_back(before[i]);
-        const std::vector<size_t> completed_lives = find_all_live(rank, completed_handles);
         std::vector<Status> statuses;
         std::vector<size_t> completed_live;
-        for (size_t k = 0; k < completed.size(); ++k) {
-            const size_t live = completed_lives[k];
+        for (size_t i : completed) {
+            const size_t live = lives[i];
             const LiveRequest& l = s.live[live];
             Status status = l.operation ? operations_[*l.operation].status : Status{};
             if (l.operation && operations_[*l.operation].is_send) status = Status{kProcNullArg, kAnyTagArg, 0, false};
@@ -1145,7 +1132,7 @@ void Simulator::finish(Rank rank)
         std::vector<size_t> order = completed_live;
         std::sort(order.rbegin(), order.rend());
         for (size_t live : order) {
-            release_handle(rank, s.live[live].handle);
+            release_handle(rank, s.live[live].request);
             s.live.erase(s.live.begin() + static_cast<std::ptrdiff_t>(live));
         }
         for (size_t i : completed) {
@@ -1164,6 +1151,7 @@ void Simulator::finish(Rank rank)
         if (!l.operation || operations_[*l.operation].is_send) misuse(rank, "cancels a request that is not a receive");
         P2p& op = operations_[*l.operation];
         if (!op.done) {
+            ++s.record.cancelled;
             op.done = true;  // not matched yet: cancelled
             op.status.cancelled = true;
             auto& posted = s.posted;
@@ -1253,7 +1241,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     if (c.kind == Kind::waitsome || c.kind == Kind::testsome) {
         call.add(Role::completed, static_cast<int64_t>(s.result.indices.size()));
     }
-    std::vector<Request> completed_requests;
+    std::vector<uint32_t> completed_requests;  // handles, all the tracer sees
     std::vector<size_t> cancelled;  // indices in completed_requests
     struct Match {
         size_t completed;
@@ -1262,7 +1250,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     };
     std::vector<Match> matches;
     for (size_t k = 0; k < completed_live.size(); ++k) {
-        const Request handle = s.live[completed_live[k]].handle;
+        const uint32_t handle = handle_of(s.live[completed_live[k]].request);
         completed_requests.push_back(handle);
         if (statuses[k].cancelled) cancelled.push_back(completed_requests.size() - 1);
         auto found = tracer.wildcard_receives.find(handle);
@@ -1275,6 +1263,30 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     std::vector<uint32_t> positions_of;
     const auto span = tracer.pending.complete(completed_requests, &positions_of);
     const std::vector<uint32_t> positions(span.begin(), span.end());
+    // Which requests the tracer takes these to be: for each handle the newest pending one with it,
+    // as PendingRequests looks. Where a handle stands for several requests, that may be others
+    // than the program completed.
+    {
+        auto& named = tracer.pending_requests;
+        std::vector<size_t> taken;
+        for (uint32_t handle : completed_requests) {
+            for (size_t i = named.size(); i-- > 0;) {
+                if (handle_of(named[i]) == handle && std::find(taken.begin(), taken.end(), i) == taken.end()) {
+                    taken.push_back(i);
+                    break;
+                }
+            }
+        }
+        std::vector<Request> truly;
+        for (size_t live : completed_live) truly.push_back(s.live[live].request);
+        std::vector<Request> as_named;
+        for (size_t i : taken) as_named.push_back(named[i]);
+        std::sort(truly.begin(), truly.end());
+        std::sort(as_named.begin(), as_named.end());
+        if (truly != as_named) ++s.record.misnamed;
+        std::sort(taken.rbegin(), taken.rend());
+        for (size_t i : taken) named.erase(named.begin() + static_cast<std::ptrdiff_t>(i));
+    }
     std::sort(matches.begin(), matches.end(),
               [&](const Match& a, const Match& b) { return positions_of[a.completed] > positions_of[b.completed]; });
     for (const auto& m : matches) add_matched(call, m.receive.comm, m.receive.any_source, m.receive.any_tag, m.status);
@@ -1283,7 +1295,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     for (int64_t v : values) call.add(Role::completed_set, v);
     std::vector<uint32_t> cancelled_positions;
     for (size_t k : cancelled) {
-        if (positions_of[k] != PendingRequests<Request>::kNotPending) cancelled_positions.push_back(positions_of[k]);
+        if (positions_of[k] != PendingRequests<uint32_t>::kNotPending) cancelled_positions.push_back(positions_of[k]);
     }
     std::sort(cancelled_positions.begin(), cancelled_positions.end());
     if (!cancelled_positions.empty()) {

@@ -42,8 +42,12 @@ inline constexpr int32_t kProcNullArg = -2;    // MPI_PROC_NULL
 inline constexpr int64_t kAnyTagArg = -1;      // MPI_ANY_TAG
 inline constexpr int64_t kUndefined = -32766;  // MPI_UNDEFINED (a split colour, Waitany's index)
 
-using Request = uint64_t;  // a request handle as the program holds it
+// A request as the program holds it: the handle MPI handed back (low 32 bits: all a tracer sees;
+// libraries share and reuse handles) and, above it, which request it is (the simulator's own
+// bookkeeping, to know what the program meant where handles do not tell).
+using Request = uint64_t;
 inline constexpr Request kRequestNull = 0;
+inline constexpr uint32_t handle_of(Request request) { return static_cast<uint32_t>(request); }
 using Site = uint64_t;     // a call site: the signature the tracer would compute for it
 
 struct Comm {
@@ -250,6 +254,8 @@ struct RankRecord {
     std::vector<Action> actions;
     uint64_t failed_tests = 0;        // polling calls that completed nothing
     uint64_t wildcard_matches = 0;    // wildcard receives that matched a message
+    uint64_t cancelled = 0;           // receives whose cancel succeeded
+    uint64_t misnamed = 0;            // completions where the tracer, going by handles, named other requests
 };
 
 struct RunOptions {
