@@ -720,6 +720,195 @@ TEST_CASE("the simulator records wildcard matches as the tracer does: on MPI_Rec
     CHECK(seen.size() > 1);  // timing varies with the scheduler seed
 }
 
+namespace {
+
+// The C program below, traced by h-trace (MERGE_PRECISION=100) with Open MPI 4.1.4 on 3 ranks
+// (mpirun -np 3), gave the trace in kRecordedByHtrace (h-dump text without call-site signatures,
+// compute times and the program's MPI_Comm_rank). recorded_program is the same program for the
+// simulator.
+//
+//   #include <mpi.h>
+//   #include <stdio.h>
+//   int main(int argc, char** argv) {
+//     MPI_Init(&argc, &argv);
+//     int me; MPI_Comm_rank(MPI_COMM_WORLD, &me);
+//     int buf[64] = {0}; MPI_Status st; MPI_Request r[4]; int flag;
+//     MPI_Comm sub;
+//     MPI_Comm_split(MPI_COMM_WORLD, me == 2 ? MPI_UNDEFINED : 0, -me, &sub);
+//     if (sub != MPI_COMM_NULL) { MPI_Bcast(buf, 16, MPI_INT, 0, sub); MPI_Comm_free(&sub); }
+//     if (me == 0) {
+//       MPI_Recv(buf, 2, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+//     } else if (me == 1) {
+//       MPI_Send(buf, 2, MPI_INT, 0, 7, MPI_COMM_WORLD);
+//     }
+//     MPI_Barrier(MPI_COMM_WORLD);
+//     if (me == 0) {
+//       MPI_Irecv(buf, 4, MPI_INT, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, &r[0]);
+//       MPI_Irecv(buf + 8, 4, MPI_INT, MPI_ANY_SOURCE, 4, MPI_COMM_WORLD, &r[1]);
+//       MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+//       MPI_Irecv(buf, 4, MPI_INT, 1, 8, MPI_COMM_WORLD, &r[0]);
+//       int out, idx[2];
+//       MPI_Waitsome(1, r, &out, idx, MPI_STATUSES_IGNORE);
+//       MPI_Irecv(buf, 4, MPI_INT, 1, 10, MPI_COMM_WORLD, &r[0]);
+//       MPI_Test(&r[0], &flag, &st);
+//     } else if (me == 1) {
+//       MPI_Send(buf, 3, MPI_INT, 0, 3, MPI_COMM_WORLD);
+//       MPI_Ssend(buf, 4, MPI_INT, 0, 8, MPI_COMM_WORLD);
+//     } else {
+//       MPI_Send(buf, 4, MPI_INT, 0, 4, MPI_COMM_WORLD);
+//     }
+//     MPI_Barrier(MPI_COMM_WORLD);
+//     if (me == 0) {
+//       MPI_Wait(&r[0], &st);
+//     } else if (me == 1) {
+//       MPI_Send(buf, 4, MPI_INT, 0, 10, MPI_COMM_WORLD);
+//     }
+//     /* cancel a receive nobody sends to */
+//     MPI_Irecv(buf, 4, MPI_INT, (me + 1) % 3, 99, MPI_COMM_WORLD, &r[0]);
+//     MPI_Cancel(&r[0]);
+//     MPI_Wait(&r[0], &st);
+//     MPI_Test_cancelled(&st, &flag);
+//     /* requests on MPI_PROC_NULL: does the library share one handle? */
+//     MPI_Isend(buf, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &r[0]);
+//     MPI_Irecv(buf, 1, MPI_INT, (me + 2) % 3, 11, MPI_COMM_WORLD, &r[1]);
+//     MPI_Isend(buf, 1, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &r[2]);
+//     MPI_Isend(buf, 1, MPI_INT, (me + 1) % 3, 11, MPI_COMM_WORLD, &r[3]);
+//     MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+//     MPI_Waitall(3, r + 1, MPI_STATUSES_IGNORE);
+//     MPI_Sendrecv_replace(buf, 5, MPI_INT, me == 2 ? MPI_PROC_NULL : me + 1, 12, me == 0 ? MPI_PROC_NULL : me - 1, 12, MPI_COMM_WORLD, &st);
+//     MPI_Allreduce(MPI_IN_PLACE, buf, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+//     MPI_Reduce(buf, buf + 8, 3, MPI_INT, MPI_SUM, 1, MPI_COMM_WORLD);
+//     MPI_Finalize();
+//     return 0;
+//   }
+constexpr const char* kRecordedByHtrace = R"(MPI_Init ranks=0-2
+MPI_Comm_split ranks=0-2 comm=0 new_comm={COMM_NULL@2,2@0-1} color={COMM_NULL@2,1@0-1} key={-1@2,0@1,1@0}
+MPI_Bcast ranks=0-1 bytes=64 root=0 comm=2
+MPI_Comm_free ranks=0-1 comm=2
+MPI_Recv ranks=0 peer=ANY_SOURCE tag=ANY_TAG recv_bytes=8 comm=0 matched_peer=1 matched_tag=7
+MPI_Send ranks=1 peer=2 tag=7 bytes=8 comm=0
+MPI_Barrier ranks=0-2 comm=0
+MPI_Irecv ranks=0 peer=ANY_SOURCE tag=3 recv_bytes=16 comm=0
+MPI_Irecv ranks=0 peer=ANY_SOURCE tag=4 recv_bytes=16 comm=0
+MPI_Waitall ranks=0 requests=2 matched_peer=1 matched_peer=2 completed_set=3
+MPI_Irecv ranks=0 peer=1 tag=8 recv_bytes=16 comm=0
+MPI_Waitsome ranks=0 requests=1 completed=1 completed_set=1
+MPI_Irecv ranks=0 peer=1 tag=10 recv_bytes=16 comm=0
+MPI_Test ranks=0 requests=1 completed=0 completed_set=0
+MPI_Send ranks=1 peer=2 tag=3 bytes=12 comm=0
+MPI_Ssend ranks=1 peer=2 tag=8 bytes=16 comm=0
+MPI_Send ranks=2 peer=1 tag=4 bytes=16 comm=0
+MPI_Barrier ranks=0-2 comm=0
+MPI_Wait ranks=0 requests=1 completed_set=1
+MPI_Send ranks=1 peer=2 tag=10 bytes=16 comm=0
+MPI_Irecv ranks=0-2 peer=1 tag=99 recv_bytes=16 comm=0
+MPI_Cancel ranks=0-2
+MPI_Wait ranks=0-2 requests=1 completed_set=1 cancelled_set=1
+MPI_Test_cancelled ranks=0-2
+MPI_Isend ranks=0-2 peer=PROC_NULL tag=1 bytes=4 comm=0
+MPI_Irecv ranks=0-2 peer=2 tag=11 recv_bytes=4 comm=0
+MPI_Isend ranks=0-2 peer=PROC_NULL tag=2 bytes=4 comm=0
+MPI_Isend ranks=0-2 peer=1 tag=11 bytes=4 comm=0
+MPI_Wait ranks=0-2 requests=1 completed_set=1
+MPI_Waitall ranks=0-2 requests=3 completed_set=7
+MPI_Sendrecv_replace ranks=0-2 peer={PROC_NULL@2,1@0-1} tag=12 bytes=20 source={PROC_NULL@0,2@1-2} recv_tag=12 comm=0
+MPI_Allreduce ranks=0-2 bytes=8 comm=0
+MPI_Reduce ranks=0-2 bytes=12 root=1 comm=0
+MPI_Finalize ranks=0-2
+)";
+
+sim::Task recorded_program(sim::Mpi& mpi)
+{
+    using namespace sim;
+    const Comm world = mpi.world();
+    const int32_t me = world.rank;
+    Site site = 100;
+    Comm sub = (co_await mpi.comm_split(++site, world, me == 2 ? kUndefined : 0, -me)).comm;
+    if (sub.valid()) {
+        co_await mpi.bcast(++site, sub, 0, 64);
+        co_await mpi.comm_free(++site, sub);
+    }
+    if (me == 0) co_await mpi.recv(201, world, kAnySourceArg, kAnyTagArg, 8);
+    if (me == 1) co_await mpi.send(202, Op::Send, world, 0, 7, 8);
+    co_await mpi.barrier(203, world);
+    std::vector<Request> r;
+    r.resize(4);
+    if (me == 0) {
+        std::vector<Request> two;
+        two.push_back((co_await mpi.irecv(204, world, kAnySourceArg, 3, 16)).request);
+        two.push_back((co_await mpi.irecv(205, world, kAnySourceArg, 4, 16)).request);
+        co_await mpi.waitall(206, two);
+        std::vector<Request> one;
+        one.push_back((co_await mpi.irecv(207, world, 1, 8, 16)).request);
+        co_await mpi.waitsome(208, one);
+        r[0] = (co_await mpi.irecv(209, world, 1, 10, 16)).request;
+        co_await mpi.test(210, r[0]);
+    } else if (me == 1) {
+        co_await mpi.send(211, Op::Send, world, 0, 3, 12);
+        co_await mpi.send(212, Op::Ssend, world, 0, 8, 16);
+    } else {
+        co_await mpi.send(213, Op::Send, world, 0, 4, 16);
+    }
+    co_await mpi.barrier(214, world);
+    if (me == 0) co_await mpi.wait(215, r[0]);
+    if (me == 1) co_await mpi.send(216, Op::Send, world, 0, 10, 16);
+    Request cancelled = (co_await mpi.irecv(217, world, (me + 1) % 3, 99, 16)).request;
+    co_await mpi.cancel(218, cancelled);
+    const Status status = (co_await mpi.wait(219, cancelled)).status;
+    co_await mpi.test_cancelled(220, status);
+    r[0] = (co_await mpi.isend(221, Op::Isend, world, kProcNullArg, 1, 4)).request;
+    r[1] = (co_await mpi.irecv(222, world, (me + 2) % 3, 11, 4)).request;
+    r[2] = (co_await mpi.isend(223, Op::Isend, world, kProcNullArg, 2, 4)).request;
+    r[3] = (co_await mpi.isend(224, Op::Isend, world, (me + 1) % 3, 11, 4)).request;
+    co_await mpi.wait(225, r[0]);
+    std::vector<Request> three;
+    for (size_t i = 1; i < 4; ++i) three.push_back(r[i]);
+    co_await mpi.waitall(226, three);
+    co_await mpi.sendrecv_replace(227, world, me == 2 ? kProcNullArg : me + 1, 12, me == 0 ? kProcNullArg : me - 1, 12, 20);
+    co_await mpi.allreduce(228, world, 8);
+    co_await mpi.reduce(229, world, 1, 12);
+}
+
+// The trace's events without call-site signatures and compute times, one line each.
+std::string events_text(const Trace& trace)
+{
+    std::string text;
+    std::string all = render_text(trace);
+    size_t at = 0;
+    while (at < all.size()) {
+        size_t end = all.find('\n', at);
+        if (end == std::string::npos) end = all.size();
+        std::string line = all.substr(at, end - at);
+        at = end + 1;
+        const size_t first = line.find_first_not_of(' ');
+        if (first == std::string::npos || (line.compare(first, 4, "MPI_") != 0 && line.compare(first, 4, "loop") != 0 &&
+                                           line[first] != '}')) {
+            continue;
+        }
+        if (const size_t sig = line.find(" @"); sig != std::string::npos) line.erase(sig, 18);
+        if (const size_t compute = line.find(" compute="); compute != std::string::npos) line.erase(compute);
+        text += line + "\n";
+    }
+    return text;
+}
+
+}  // namespace
+
+TEST_CASE("the simulator records a program as h-trace recorded it with Open MPI 4.1.4")
+{
+    // Open MPI sends small messages eagerly and hands back one request for those and for requests on
+    // MPI_PROC_NULL: the MPI_Wait of the first MPI_Isend names the newest pending request.
+    sim::RunOptions open_mpi;
+    open_mpi.eager_limit = 4096;
+    open_mpi.shared_complete_request = true;
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+        ProgramRun run;
+        run.ranks = 3;
+        run.records = sim::run(recorded_program, 3, seed, open_mpi).ranks;
+        CHECK(events_text(trace_of_run(run)) == kRecordedByHtrace);
+    }
+}
+
 TEST_CASE("a generated program gives the same trace for the same seed")
 {
     const ProgramRun a = run_generated_program(kFirstProgramSeed + 7);
