@@ -119,6 +119,28 @@ struct Totals {
     std::map<std::string, uint64_t> not_replayed;
 };
 
+uint64_t thread_count()
+{
+    const char* text = std::getenv("HTRACE_PROOF_THREADS");
+    if (text != nullptr && *text != '\0') return std::max<uint64_t>(1, std::strtoull(text, nullptr, 10));
+    return std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, 4);
+}
+
+// Calls work(i) for every i below `count` on thread_count() threads (the calling one among them).
+// Each i is one independent piece of work; results go where work puts them, by i.
+template <class Work>
+void parallel_for(uint64_t count, const Work& work)
+{
+    std::atomic<uint64_t> next{0};
+    auto worker = [&] {
+        for (uint64_t i; (i = next.fetch_add(1)) < count;) work(i);
+    };
+    std::vector<std::thread> workers;
+    for (uint64_t t = 1; t < std::min(thread_count(), count); ++t) workers.emplace_back(worker);
+    worker();
+    for (auto& w : workers) w.join();
+}
+
 // Every rank's schedule of `trace` for `seed` in `mode`.
 std::vector<Schedule> schedules_of(const Trace& trace, uint64_t seed, replay::ReplayMode mode, bool compute,
                                    Totals* totals = nullptr)
@@ -408,28 +430,46 @@ TEST_CASE("generated traces replay without deadlock or mismatch")
 {
     constexpr uint64_t kShownFailures = 3;  // in full; the rest are counted
     const auto start = std::chrono::steady_clock::now();
-    Totals totals;
-    uint64_t shown = 0;
     const uint64_t count = generated_traces();
-    for (uint64_t index = 0; index < count; ++index) {
+    std::vector<Totals> each(count);               // per trace
+    std::vector<std::vector<std::string>> problems(count);
+    parallel_for(count, [&](uint64_t index) {
         const uint64_t trace_seed = kFirstTraceSeed + index;
         const Trace trace = generate_trace(trace_seed);
+        Totals& totals = each[index];
         ++totals.traces;
         totals.ranks += static_cast<uint64_t>(trace.header.ranks);
         for (uint64_t k = 0; k < kSeedsPerTrace; ++k) {
             const uint64_t seed = trace_seed * 31 + k;
             const ModelReport report = check_replay(trace, seed, k % 2 == 1, totals);
-            if (!report.ok && shown++ < kShownFailures) {
-                FAIL_CHECK(failure("generate_trace(" + std::to_string(trace_seed) + ")", seed, trace, report.problem));
+            if (!report.ok) {
+                problems[index].push_back(
+                    failure("generate_trace(" + std::to_string(trace_seed) + ")", seed, trace, report.problem));
             }
+        }
+    });
+    Totals totals;
+    uint64_t shown = 0;
+    for (uint64_t index = 0; index < count; ++index) {
+        const Totals& t = each[index];
+        totals.traces += t.traces;
+        totals.ranks += t.ranks;
+        totals.schedules += t.schedules;
+        totals.calls += t.calls;
+        for (const auto& [kind, n] : t.failures) totals.failures[kind] += n;
+        for (const auto& [name, n] : t.not_replayed) totals.not_replayed[name] += n;
+        for (const auto& problem : problems[index]) {
+            if (shown++ < kShownFailures) FAIL_CHECK(problem);
         }
     }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("deadlock-freedom: %llu generated traces (%llu ranks), %llu replay seeds each: %llu rank schedules, "
-                "%llu calls checked in %.1f s: %s\n",
+                "%llu calls checked in %.1f s on %llu threads: %s\n",
                 static_cast<unsigned long long>(totals.traces), static_cast<unsigned long long>(totals.ranks),
                 static_cast<unsigned long long>(kSeedsPerTrace), static_cast<unsigned long long>(totals.schedules),
-                static_cast<unsigned long long>(totals.calls), seconds, failures_text(totals).c_str());
+                static_cast<unsigned long long>(totals.calls), seconds,
+                static_cast<unsigned long long>(std::min(thread_count(), std::max<uint64_t>(count, 1))),
+                failures_text(totals).c_str());
     CHECK(totals.failures.empty());
     INFO("not replayed:" << not_replayed_text(totals));
     CHECK(totals.not_replayed.empty());
@@ -462,13 +502,6 @@ struct ProgramOutcome {
     std::map<std::string, uint64_t> not_replayed;
     std::vector<std::string> problems;  // in full, with the trace
 };
-
-uint64_t thread_count()
-{
-    const char* text = std::getenv("HTRACE_PROOF_THREADS");
-    if (text != nullptr && *text != '\0') return std::max<uint64_t>(1, std::strtoull(text, nullptr, 10));
-    return std::clamp<uint64_t>(std::thread::hardware_concurrency(), 1, 4);
-}
 
 // Runs program `seed`, and checks its trace for `kSeedsPerProgram` replay seeds: in the mode h-replay
 // chooses, and in paired mode where that is causal; at precision 100 also that causal replay
@@ -558,14 +591,7 @@ std::vector<ProgramOutcome> check_programs(uint64_t first, uint64_t count)
 {
     const ProgramLimits limits = program_limits();
     std::vector<ProgramOutcome> outcomes(count);
-    std::atomic<uint64_t> next{0};
-    auto work = [&] {
-        for (uint64_t i; (i = next.fetch_add(1)) < count;) outcomes[i] = check_program(first + i, limits);
-    };
-    std::vector<std::thread> workers;
-    for (uint64_t t = 1; t < std::min(thread_count(), count); ++t) workers.emplace_back(work);
-    work();
-    for (auto& w : workers) w.join();
+    parallel_for(count, [&](uint64_t i) { outcomes[i] = check_program(first + i, limits); });
     return outcomes;
 }
 
