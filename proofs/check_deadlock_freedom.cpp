@@ -287,9 +287,8 @@ std::vector<sim::Action> actions_of(const Schedule& schedule)
             a.recv_tag = call.recv_tag;
             a.recv_bytes = call.recv_bytes;
             break;
-        case CallKind::cancel:
         case CallKind::complete:
-            a.kind = call.kind == CallKind::cancel ? sim::Action::Kind::cancel : sim::Action::Kind::complete;
+            a.kind = sim::Action::Kind::complete;
             a.comm = 0;
             a.requests = named(call.requests);
             break;
@@ -835,7 +834,7 @@ MPI_Isend ranks=0-2 peer=PROC_NULL tag=1 bytes=4 comm=0
 MPI_Irecv ranks=0-2 peer=2 tag=11 recv_bytes=4 comm=0
 MPI_Isend ranks=0-2 peer=PROC_NULL tag=2 bytes=4 comm=0
 MPI_Isend ranks=0-2 peer=1 tag=11 bytes=4 comm=0
-MPI_Wait ranks=0-2 requests=1 completed_set=1
+MPI_Wait ranks=0-2 requests=1 completed_set=8
 MPI_Waitall ranks=0-2 requests=3 completed_set=7
 MPI_Sendrecv_replace ranks=0-2 peer={PROC_NULL@2,1@0-1} tag=12 bytes=20 source={PROC_NULL@0,2@1-2} recv_tag=12 comm=0
 MPI_Allreduce ranks=0-2 bytes=8 comm=0

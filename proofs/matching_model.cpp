@@ -204,7 +204,6 @@ private:
                                      int64_t bytes);
     std::optional<size_t> offer_receive(Rank rank, size_t comm, Rank peer, int32_t peer_in_comm, int64_t tag,
                                         int64_t bytes);
-    bool cancel(Rank rank, const ScheduledCall& call);
     bool complete(Rank rank, const ScheduledCall& call);
     bool collective(Rank rank, const ScheduledCall& call);
     bool free_comm(Rank rank, const ScheduledCall& call);
@@ -309,7 +308,6 @@ bool Model::advance(Rank rank)
     case CallKind::send: return send(rank, call);
     case CallKind::receive: return receive(rank, call);
     case CallKind::sendrecv: return sendrecv(rank, call);
-    case CallKind::cancel: return cancel(rank, call);
     case CallKind::complete: return complete(rank, call);
     case CallKind::collective:
     case CallKind::create_comm: return collective(rank, call);
@@ -368,9 +366,6 @@ std::optional<size_t> Model::offer_receive(Rank rank, size_t comm, Rank peer, in
         operations_[operation].done = true;
         return operation;
     }
-    // Replay names its sources and tags, but for a receive the traced rank cancelled and that no
-    // message can reach: it is never matched here, and must be cancelled.
-    if (peer == kAnySource || tag == kAnyTag) return operation;
     if (!check_peer(rank, peer, peer_in_comm, tag, comm)) return std::nullopt;
     offer(MatchKey{peer, rank, comm, tag}, operation, false);
     return operation;
@@ -434,34 +429,6 @@ bool Model::sendrecv(Rank rank, const ScheduledCall& call)
     const auto sent = offer_send(rank, *comm, call.peer, call.peer_in_comm, call.tag, call.bytes);
     if (!sent) return false;
     return wait_for(state, {*received, *sent});
-}
-
-// A cancelled operation that is not matched yet leaves the queues and is done; a matched one stays
-// as it is, as MPI's cancel then fails.
-bool Model::cancel(Rank rank, const ScheduledCall& call)
-{
-    auto& state = ranks_[static_cast<size_t>(rank)];
-    for (RequestId id : call.requests) {
-        auto found = state.requests.find(id);
-        if (found == state.requests.end() || found->second.completed) {
-            fail(where({rank, state.pc}) + ": cancels request " + std::to_string(id) + ", which is not pending");
-            return false;
-        }
-        const size_t operation = found->second.operation;
-        if (operations_[operation].done) continue;
-        for (auto* queues : {&sends_, &receives_}) {
-            for (auto it = queues->begin(); it != queues->end(); ++it) {
-                auto& queue = it->second;
-                auto at = std::find(queue.begin(), queue.end(), operation);
-                if (at == queue.end()) continue;
-                queue.erase(at);
-                if (queue.empty()) queues->erase(it);
-                break;
-            }
-        }
-        operations_[operation].done = true;
-    }
-    return step(state);
 }
 
 bool Model::complete(Rank rank, const ScheduledCall& call)
@@ -849,11 +816,6 @@ std::string describe_call(const replay::ScheduledCall& call)
         return name_of(call.op) + " to " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
                std::to_string(call.bytes) + " bytes, from " + std::to_string(call.source) + ", tag " +
                std::to_string(call.recv_tag) + ", " + std::to_string(call.recv_bytes) + " bytes";
-    case CallKind::cancel: {
-        std::string text = "cancel requests {";
-        for (size_t i = 0; i < call.requests.size(); ++i) text += (i ? "," : "") + std::to_string(call.requests[i]);
-        return text + "}";
-    }
     case CallKind::complete: {
         std::string text = name_of(call.op) + " requests {";
         for (size_t i = 0; i < call.requests.size(); ++i) text += (i ? "," : "") + std::to_string(call.requests[i]);

@@ -197,7 +197,7 @@ struct RankState {
     std::map<size_t, uint64_t> collectives;  // global communicator -> collectives called on it
     std::vector<size_t> posted;       // receives posted here and not matched, in order
     std::vector<size_t> unexpected;   // sends delivered here and not matched, in arrival order
-    std::vector<size_t> drop;         // actions to leave out of the truth (cancelled wildcard receives)
+    std::vector<size_t> drop;         // actions to leave out of the truth (receives whose cancel won)
     RankRecord record;
     std::optional<TracerMirror> tracer;
 };
@@ -514,6 +514,8 @@ Simulator::Simulator(int32_t ranks, uint64_t seed, const RunOptions& options)
         auto& s = *ranks_.back();
         s.comms = {{0, 0}, {1, comms_.size() - 1}};
         s.tracer.emplace(r, ranks);
+        // The tracer learns the shared handle at MPI_Init, from two requests on MPI_PROC_NULL.
+        if (options_.shared_complete_request) s.tracer->pending.set_shared_handles({kSharedCompleteRequest});
     }
     channels_.resize(static_cast<size_t>(ranks) * static_cast<size_t>(ranks));
     channel_heads_.assign(channels_.size(), 0);
@@ -580,7 +582,8 @@ RunResult Simulator::run(const Program& program)
     RunResult result;
     result.steps = steps_;
     for (auto& s : ranks_) {
-        // Actions of cancelled wildcard receives leave the truth: replay cannot name their source.
+        // A receive whose cancel won took no message, and replay leaves it out: its cancel could
+        // lose there and the receive take a message meant for a later one.
         RankRecord& record = s->record;
         if (!s->drop.empty()) {
             std::vector<size_t> renumbered(record.actions.size(), kNoAction);
@@ -594,8 +597,7 @@ RunResult Simulator::run(const Program& program)
                     if (renumbered[k] != kNoAction) requests.push_back(renumbered[k]);
                 }
                 a.requests = std::move(requests);
-                const bool names_requests = a.kind == Action::Kind::cancel || a.kind == Action::Kind::complete;
-                if (names_requests && a.requests.empty()) continue;
+                if (a.kind == Action::Kind::complete && a.requests.empty()) continue;
                 renumbered[i] = kept.size();
                 kept.push_back(std::move(a));
             }
@@ -1264,17 +1266,21 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     const auto span = tracer.pending.complete(completed_requests, &positions_of);
     const std::vector<uint32_t> positions(span.begin(), span.end());
     // Which requests the tracer takes these to be: for each handle the newest pending one with it,
-    // as PendingRequests looks. Where a handle stands for several requests, that may be others
-    // than the program completed.
+    // the oldest for the shared handle, as PendingRequests looks. Where a handle stands for several
+    // requests, that may be others than the program completed.
     {
         auto& named = tracer.pending_requests;
         std::vector<size_t> taken;
         for (uint32_t handle : completed_requests) {
-            for (size_t i = named.size(); i-- > 0;) {
-                if (handle_of(named[i]) == handle && std::find(taken.begin(), taken.end(), i) == taken.end()) {
-                    taken.push_back(i);
-                    break;
-                }
+            auto take = [&](size_t i) {
+                if (handle_of(named[i]) != handle || std::find(taken.begin(), taken.end(), i) != taken.end()) return false;
+                taken.push_back(i);
+                return true;
+            };
+            if (handle == kSharedCompleteRequest) {
+                for (size_t i = 0; i < named.size() && !take(i); ++i) {}
+            } else {
+                for (size_t i = named.size(); i-- > 0 && !take(i);) {}
             }
         }
         std::vector<Request> truly;
@@ -1303,9 +1309,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
         for (int64_t v : values) call.add(Role::cancelled_set, v);
     }
 
-    // The truth: what the receives matched, the cancel, and the completion.
-    Action cancel;
-    cancel.kind = Action::Kind::cancel;
+    // The truth: what the receives matched, and the completion.
     Action complete;
     complete.kind = Action::Kind::complete;
     switch (c.kind) {
@@ -1315,29 +1319,24 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     case Kind::testsome: complete.op = Op::Waitsome; break;
     default: complete.op = c.op; break;
     }
-    cancel.op = complete.op;
     for (size_t k = 0; k < completed_live.size(); ++k) {
         const LiveRequest& l = s.live[completed_live[k]];
-        Action& created = s.record.actions[l.action];
-        if (l.wildcard) {
-            if (statuses[k].cancelled) {
-                s.drop.push_back(l.action);  // replay cannot name its source: it leaves it out
-            } else {
-                ++s.record.wildcard_matches;
-                if (l.asked_source == kAnySourceArg) {
-                    const size_t comm = operations_[*l.operation].comm;
-                    created.peer = world_of(comm, statuses[k].source);
-                    created.peer_in_comm = statuses[k].source;
-                }
-                if (l.asked_tag == kAnyTagArg) created.tag = statuses[k].tag;
-            }
+        if (statuses[k].cancelled) {
+            s.drop.push_back(l.action);
+            continue;
         }
-        if (statuses[k].cancelled) cancel.requests.push_back(l.action);
         complete.requests.push_back(l.action);
+        if (!l.wildcard) continue;
+        Action& created = s.record.actions[l.action];
+        ++s.record.wildcard_matches;
+        if (l.asked_source == kAnySourceArg) {
+            const size_t comm = operations_[*l.operation].comm;
+            created.peer = world_of(comm, statuses[k].source);
+            created.peer_in_comm = statuses[k].source;
+        }
+        if (l.asked_tag == kAnyTagArg) created.tag = statuses[k].tag;
     }
-    std::sort(cancel.requests.begin(), cancel.requests.end());
     std::sort(complete.requests.begin(), complete.requests.end());
-    if (!cancel.requests.empty()) add_action(rank, std::move(cancel));
     if (!complete.requests.empty()) add_action(rank, std::move(complete));
     return call;
 }
@@ -1371,7 +1370,6 @@ std::string describe_action(const Action& a)
         return op + " to " + std::to_string(a.peer) + ", tag " + std::to_string(a.tag) + ", " + std::to_string(a.bytes) +
                " bytes, from " + std::to_string(a.source) + ", tag " + std::to_string(a.recv_tag) + ", " +
                std::to_string(a.recv_bytes) + " bytes, comm " + std::to_string(a.comm);
-    case Action::Kind::cancel: return "cancel " + list(a.requests);
     case Action::Kind::complete: return op + " " + list(a.requests);
     case Action::Kind::collective:
         return op + " on comm " + std::to_string(a.comm) + ", root " + std::to_string(a.root) + ", " +

@@ -226,7 +226,7 @@ private:
 // checker compares replay schedules with (requests named by the index, in the rank's actions, of
 // the action that created them).
 struct Action {
-    enum class Kind : uint8_t { send, receive, sendrecv, cancel, complete, collective, create_comm, free_comm };
+    enum class Kind : uint8_t { send, receive, sendrecv, complete, collective, create_comm, free_comm };
     Kind kind = Kind::send;
     Op op{};
     int64_t comm = 0;          // the tracer's id of the communicator
@@ -240,7 +240,7 @@ struct Action {
     int64_t recv_bytes = 0;
     int32_t root = -1;
     bool creates_request = false;
-    std::vector<size_t> requests;  // cancel, complete: ascending
+    std::vector<size_t> requests;  // complete: ascending
     int64_t new_comm = 0;          // create_comm (kNoComm: the rank got none)
     std::vector<Rank> members;     // create_comm: world ranks, in new-communicator order
 

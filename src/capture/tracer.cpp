@@ -231,6 +231,25 @@ void finish_events(Sequence& seq, const RankList& ranks, double seconds_per_tick
     }
 }
 
+// The handles this MPI library gives every request it completes when made: whatever two requests
+// on MPI_PROC_NULL of one kind share (PendingRequests says why that matters).
+std::vector<MPI_Request> shared_request_handles(MPI_Comm comm)
+{
+    std::vector<MPI_Request> shared;
+    MPI_Request first[2];
+    MPI_Request second[2];
+    for (MPI_Request* requests : {first, second}) {
+        PMPI_Isend(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &requests[0]);
+        PMPI_Irecv(nullptr, 0, MPI_BYTE, MPI_PROC_NULL, 0, comm, &requests[1]);
+    }
+    for (int kind = 0; kind < 2; ++kind) {
+        if (first[kind] == second[kind] && first[kind] != MPI_REQUEST_NULL) shared.push_back(first[kind]);
+    }
+    PMPI_Waitall(2, first, MPI_STATUSES_IGNORE);
+    PMPI_Waitall(2, second, MPI_STATUSES_IGNORE);
+    return shared;
+}
+
 }  // namespace
 
 
@@ -276,6 +295,7 @@ void Tracer::start(double entered)
     if (!path_ok) fail_at_start(path_error, world_rank_ == 0);
 
     comms_.start();
+    pending_requests_.set_shared_handles(shared_request_handles(own_comm_));
     int level = MPI_THREAD_SINGLE;
     PMPI_Query_thread(&level);
     threads_ = level == MPI_THREAD_MULTIPLE;

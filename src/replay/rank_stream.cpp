@@ -66,8 +66,8 @@ int64_t largest(const Value& v)
     return most;
 }
 
-// The largest message any send of the trace may carry, whether any size is drawn, and whether any
-// completion cancelled something.
+// The largest message any send of the trace may carry, whether any message or receive size is
+// drawn, and whether any completion cancelled something.
 void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations)
 {
     for (const auto& node : seq) {
@@ -78,6 +78,8 @@ void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, b
         const Event& e = node.event();
         const auto kind = operation_kind(e.op);
         cancellations = cancellations || e.find(Role::cancelled_set) != nullptr;
+        // A drawn receive size may be smaller than the exact size of the message it takes.
+        if (const Value* capacity = e.find(Role::recv_bytes)) drawn = drawn || capacity->is_histogram();
         if (kind != OperationKind::send && kind != OperationKind::sendrecv) continue;
         if (const Value* bytes = e.find(Role::bytes)) {
             largest_bytes = std::max(largest_bytes, largest(*bytes));

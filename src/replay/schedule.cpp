@@ -259,16 +259,11 @@ private:
         const bool look = item.creates_request && (!known || stream_.has_cancellations());
         const auto match = look ? find_completion(stream_, pending_, item) : std::nullopt;
         if (match && match->cancelled) {
-            // The traced rank cancelled it before it matched anything. Replayed, it could win a race
-            // the traced one lost and take a message a later receive waits for: it is posted (and
-            // cancelled where it was) only where no message on its channel reaches this rank at all.
-            if (can_reach(item)) {
-                pending_.add(entry);
-                return;
-            }
-            if (item.asked.any_source) call.peer = call.peer_in_comm = static_cast<int32_t>(kAnySource);
-            if (item.asked.any_tag) call.tag = kAnyTag;
-            known = true;
+            // The traced rank cancelled it before it matched anything. Replayed, its cancel could
+            // lose a race the traced one won and the receive take a message a later receive waits
+            // for; left out, it takes none, as in the run.
+            pending_.add(entry);
+            return;
         }
         if (!known && item.creates_request) {
             // A wildcard MPI_Irecv: what it matched is recorded where it completed.
@@ -308,25 +303,6 @@ private:
             call.recv_bytes = std::max(call.recv_bytes, stream_.largest_message());
         }
         sink_(call);
-    }
-
-    // Whether any message of the whole trace reaches this rank on the receive's channel (a wildcard
-    // matching any source or tag). Communicators by id here: an id used again only makes the answer
-    // yes, which is the safe one.
-    bool can_reach(const Item& receive)
-    {
-        if (!reaching_) {
-            reaching_.emplace();
-            RankStream all(trace_, seed_, me_, true);
-            for (const Item* item; (item = all.peek(0)) != nullptr; all.pop()) {
-                if (item->kind == ItemKind::incoming) reaching_->insert({item->call.peer, item->call.comm, item->call.tag});
-            }
-        }
-        return std::any_of(reaching_->begin(), reaching_->end(), [&](const auto& channel) {
-            const auto& [source, comm, tag] = channel;
-            return comm == receive.call.comm && (receive.asked.any_source || source == receive.call.peer) &&
-                   (receive.asked.any_tag || tag == receive.call.tag);
-        });
     }
 
     static int32_t rank_in(const CommView& comm, Rank world)
@@ -475,7 +451,6 @@ private:
         const auto positions = named_positions(item.completion, pending_.size());
         std::vector<PendingEntry> entries;
         if (positions) {
-            cancel(item);
             entries = pending_.take(*positions);
         } else if (item.completion.completed_something) {
             entries = pending_.take_all();
@@ -483,24 +458,6 @@ private:
         std::vector<RequestId> requests;
         for (const auto& entry : entries) requests.push_back(entry.request);
         complete(item.call.op, requests, item.call.event);
-    }
-
-    // Receives the traced rank cancelled before this completion: no message comes for them. Causal
-    // replay only: a paired receive the rank cancelled was given no message (find_completion), and
-    // cancelling one that was would leave its message without a receive.
-    void cancel(const Item& item)
-    {
-        if (!causal() || item.completion.cancelled_set.empty()) return;
-        ScheduledCall call;
-        call.kind = CallKind::cancel;
-        call.op = item.call.op;
-        call.event = item.call.event;
-        for (uint32_t p : decode_completed_set(item.completion.cancelled_set, static_cast<uint32_t>(pending_.size()))
-                              .value_or(std::vector<uint32_t>{})) {
-            const PendingEntry* entry = pending_.at(p);
-            if (entry != nullptr && entry->request != 0) call.requests.push_back(entry->request);
-        }
-        if (!call.requests.empty()) sink_(call);
     }
 
     const Trace& trace_;
@@ -514,7 +471,6 @@ private:
     std::vector<RequestId> outstanding_;  // created and not yet completed, oldest first
     std::deque<PostedMessage> posted_;    // paired: posted at their send, given to no receive yet
     std::set<size_t> claimed_;            // paired: positions of messages a receive ahead of them posted
-    std::optional<std::set<std::tuple<Rank, int64_t, int64_t>>> reaching_;  // causal: channels messages come on
     RequestId next_request_ = 1;
     uint64_t unpaired_receives_ = 0;
     uint64_t fallback_messages_ = 0;

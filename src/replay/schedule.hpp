@@ -53,7 +53,6 @@ enum class CallKind : uint8_t {
     receive,     // `op` (Recv, or Irecv with `request`) from `peer` of up to `bytes` with `tag`
     sendrecv,    // `op` (Sendrecv, Sendrecv_replace): to `peer` (`tag`, `bytes`), from `source` (`recv_tag`,
                  // up to `recv_bytes`)
-    cancel,      // cancel `requests` (receives the traced rank cancelled: no message comes for them)
     complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did
     collective,  // `op` on `comm`; sizes below
     create_comm, // make communicator `new_comm` (kNoComm: none for this rank) with `members`, as `op`:
@@ -76,7 +75,7 @@ struct ScheduledCall {
     int32_t root = -1;            // rooted collective: the root's rank in `comm`
     bool in_place = false;        // collective: this rank passes MPI_IN_PLACE as its send buffer
     RequestId request = 0;        // the request a non-blocking call creates
-    std::vector<RequestId> requests;      // cancel, complete
+    std::vector<RequestId> requests;      // complete
     std::vector<int64_t> send_counts;     // v-collectives: bytes per rank of `comm`, send side
     std::vector<int64_t> recv_counts;     //                and receive side
     int64_t new_comm = 0;                 // create_comm

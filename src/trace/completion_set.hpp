@@ -46,8 +46,12 @@ bool completed_set_names(std::span<const int64_t> values, uint32_t position);
 
 // A mirror of one rank's pending requests, oldest first, that names the positions of the ones a
 // completion call completed. `Handle` is whatever identifies a request where the calls are seen
-// (MPI_Request in the tracer). MPI libraries hand out one handle for several requests (Open MPI's
-// MPI_PROC_NULL sends) and reuse handles: a completed handle is looked for from the newest.
+// (MPI_Request in the tracer). MPI libraries reuse the handles of completed requests, so a completed
+// handle is looked for from the newest: an older entry with it is one the rank freed unseen. They
+// also hand out one shared handle for every request complete when made (Open MPI for sends on
+// MPI_PROC_NULL and small sends it completes at once, MPICH for its lightweight requests): which of
+// those the rank meant the handle cannot say, and programs complete them mostly in the order they
+// made them, so a shared handle is looked for from the oldest.
 template <typename Handle>
 class PendingRequests {
 public:
@@ -55,6 +59,9 @@ public:
     // old are never completed in practice, and the list must not grow with leaked requests.
     static constexpr size_t kKept = 4096;
     static constexpr uint32_t kNotPending = UINT32_MAX;
+
+    // Handles the MPI library gives several pending requests at once (see above).
+    void set_shared_handles(std::vector<Handle> handles) { shared_ = std::move(handles); }
 
     void created(const Handle& handle)
     {
@@ -69,12 +76,18 @@ public:
     {
         found_.clear();
         for (size_t k = 0; k < completed.size(); ++k) {
-            for (size_t i = pending_.size(); i-- > 0;) {
-                if (pending_[i] == completed[k] &&
-                    std::none_of(found_.begin(), found_.end(), [i](const auto& f) { return f.first == i; })) {
-                    found_.emplace_back(i, k);
-                    break;
+            auto take = [&](size_t i) {
+                if (pending_[i] != completed[k] ||
+                    std::any_of(found_.begin(), found_.end(), [i](const auto& f) { return f.first == i; })) {
+                    return false;
                 }
+                found_.emplace_back(i, k);
+                return true;
+            };
+            if (std::find(shared_.begin(), shared_.end(), completed[k]) != shared_.end()) {
+                for (size_t i = 0; i < pending_.size() && !take(i); ++i) {}
+            } else {
+                for (size_t i = pending_.size(); i-- > 0 && !take(i);) {}
             }
         }
         const size_t before = pending_.size();
@@ -105,6 +118,7 @@ public:
 
 private:
     std::deque<Handle> pending_;
+    std::vector<Handle> shared_;
     // Scratch of complete(), kept to avoid allocations on the tracer's path.
     std::vector<std::pair<size_t, size_t>> found_;  // index in pending_, index in `completed`
     std::vector<uint32_t> positions_;
