@@ -352,12 +352,13 @@ Mpi::Awaiter Mpi::sendrecv_replace(Site site, const Comm& comm, int32_t dest, in
 
 namespace {
 
-Call completion_call(Kind kind, Op op, Site site)
+Call completion_call(Kind kind, Op op, Site site, std::vector<Request>* requests = nullptr)
 {
     Call c;
     c.kind = kind;
     c.op = op;
     c.site = site;
+    c.requests = requests;
     return c;
 }
 
@@ -379,44 +380,32 @@ Mpi::Awaiter Mpi::test(Site site, Request& request)
 
 Mpi::Awaiter Mpi::waitall(Site site, std::vector<Request>& requests)
 {
-    Call c = completion_call(Kind::waitall, Op::Waitall, site);
-    c.requests = &requests;
-    return make(std::move(c));
+    return make(completion_call(Kind::waitall, Op::Waitall, site, &requests));
 }
 
 Mpi::Awaiter Mpi::testall(Site site, std::vector<Request>& requests)
 {
-    Call c = completion_call(Kind::testall, Op::Testall, site);
-    c.requests = &requests;
-    return make(std::move(c));
+    return make(completion_call(Kind::testall, Op::Testall, site, &requests));
 }
 
 Mpi::Awaiter Mpi::waitany(Site site, std::vector<Request>& requests)
 {
-    Call c = completion_call(Kind::waitany, Op::Waitany, site);
-    c.requests = &requests;
-    return make(std::move(c));
+    return make(completion_call(Kind::waitany, Op::Waitany, site, &requests));
 }
 
 Mpi::Awaiter Mpi::testany(Site site, std::vector<Request>& requests)
 {
-    Call c = completion_call(Kind::testany, Op::Testany, site);
-    c.requests = &requests;
-    return make(std::move(c));
+    return make(completion_call(Kind::testany, Op::Testany, site, &requests));
 }
 
 Mpi::Awaiter Mpi::waitsome(Site site, std::vector<Request>& requests)
 {
-    Call c = completion_call(Kind::waitsome, Op::Waitsome, site);
-    c.requests = &requests;
-    return make(std::move(c));
+    return make(completion_call(Kind::waitsome, Op::Waitsome, site, &requests));
 }
 
 Mpi::Awaiter Mpi::testsome(Site site, std::vector<Request>& requests)
 {
-    Call c = completion_call(Kind::testsome, Op::Testsome, site);
-    c.requests = &requests;
-    return make(std::move(c));
+    return make(completion_call(Kind::testsome, Op::Testsome, site, &requests));
 }
 
 Mpi::Awaiter Mpi::cancel(Site site, Request& request)

@@ -23,6 +23,10 @@ are both reduced to the list of:
   completions   ('complete', requests completed) for every Wait/Test call that completed at least
                 one, whichever it was: the trace's `completes=`, the log's `completed=` (a log line
                 with `of=MPI_X` completed the request of a call to MPI_X: left out with that call)
+
+A receive whose cancel won (the log's `cancelled=1`) took no message, and replay leaves it out: for
+the trace of a replay (--report) it is left out of the log's list, and the completions that
+completed it count one request less (none left: left out).
   collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
 Left out on both sides: MPI_Init, MPI_Finalize, calls recorded by name only (kind `opaque`), probes,
@@ -78,19 +82,31 @@ class Reduced:
     def __init__(self):
         self.calls = []
         self.origins = []
+        self.cancelled = []  # per call: receives whose cancel won it is or completed
 
-    def add(self, call, origin):
+    def add(self, call, origin, cancelled=0):
         if call is not None:
             self.calls.append(call)
             self.origins.append(origin)
+            self.cancelled.append(cancelled)
+
+    def without_cancelled(self):
+        """The list as a replay makes it: without receives whose cancel won, nor their completions."""
+        kept = Reduced()
+        for call, origin, cancelled in zip(self.calls, self.origins, self.cancelled):
+            if call[0] == "complete" and call[1] > cancelled:
+                kept.add(("complete", call[1] - cancelled) + call[2:], origin)
+            elif not cancelled:
+                kept.add(call, origin)
+        return kept
 
     def without(self, functions):
         """The list without calls of `functions`, nor the completions of the requests they made."""
         kept = Reduced()
-        for call, origin in zip(self.calls, self.origins):
+        for call, origin, cancelled in zip(self.calls, self.origins, self.cancelled):
             if call[0] in functions or (call[0] == "complete" and len(call) > 2 and call[2] in functions):
                 continue
-            kept.add(call[:2] if call[0] == "complete" else call, origin)
+            kept.add(call[:2] if call[0] == "complete" else call, origin, cancelled)
         return kept
 
     def without_completions(self):
@@ -153,7 +169,10 @@ def reduce_logs(log_dir, ranks):
     for rank, calls in check_calls.read_call_logs(log_dir, ranks).items():
         reduced[rank] = Reduced()
         for call in calls:
-            reduced[rank].add(reduce_logged(call), call.where)
+            cancelled = call.fields.get("cancelled", "0")
+            if not cancelled.isdigit():
+                raise CannotCompare(f"{call.where}: cancelled={cancelled} is not a count")
+            reduced[rank].add(reduce_logged(call), call.where, int(cancelled))
     return reduced
 
 
@@ -301,6 +320,8 @@ def main():
         if args.report is not None:
             not_replayed = set(json.loads(pathlib.Path(args.report).read_text())["not_replayed"])
         logged = {rank: reduced.without(not_replayed) for rank, reduced in logged.items()}
+        if args.report is not None:
+            logged = {rank: reduced.without_cancelled() for rank, reduced in logged.items()}
     except (CannotCompare, check_replay.CannotCompare, OSError, ValueError, KeyError) as error:
         print(f"{name}: cannot compare: {error}")
         return 2

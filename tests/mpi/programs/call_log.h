@@ -18,6 +18,9 @@
  *                          Waitsome/Testsome; requests on MPI_PROC_NULL count as requests
  *         of=MPI_X         (log_completion_of) the function that made the one request it completed,
  *                          where a replay cannot make that call (neighbour collectives)
+ *     cancelled receives (log_recv_cancelled, log_completion_cancelled), logged once the outcome is known:
+ *         cancelled=N      on the MPI_Irecv: 1 if its cancel won; on the completion: how many of the
+ *                          requests it completed were such receives
  *
  * tests/mpi/check_calls.py totals the positional fields per rank and function; check_sequence.py
  * compares the lines in order with the trace, using the key=value fields. Plain C and stdio only: the
@@ -136,6 +139,17 @@ static inline void log_recv(const char *function, long long bytes, int source, i
     call_log_end();
 }
 
+/* An MPI_Irecv the program cancelled, logged once MPI_Test_cancelled told whether the cancel won (then
+ * the receive took no message, and a replay leaves it out). */
+static inline void log_recv_cancelled(const char *function, long long bytes, int source, int tag, int cancelled)
+{
+    if (!call_log_begin(function, bytes, 1, &source, 0, NULL))
+        return;
+    call_log_field("tag", tag);
+    call_log_field("cancelled", cancelled);
+    call_log_end();
+}
+
 /* A blocking receive (or a probe that found a message, with 0 bytes) and what it matched (its status):
  * the matched source is logged when it asked for LOG_ANY_SOURCE, the matched tag when it asked for
  * LOG_ANY_TAG. */
@@ -173,6 +187,16 @@ static inline void log_completion(const char *function, int completed)
     if (!call_log_begin(function, 0, 0, NULL, 0, NULL))
         return;
     call_log_field("completed", completed);
+    call_log_end();
+}
+
+/* A Wait/Test call that completed `completed` requests, `cancelled` of them receives whose cancel won. */
+static inline void log_completion_cancelled(const char *function, int completed, int cancelled)
+{
+    if (!call_log_begin(function, 0, 0, NULL, 0, NULL))
+        return;
+    call_log_field("completed", completed);
+    call_log_field("cancelled", cancelled);
     call_log_end();
 }
 

@@ -264,20 +264,21 @@ static void sendrecv_and_probes(void)
 }
 
 /* A receive that never matches, cancelled: the tracer records MPI_Cancel and MPI_Test_cancelled by
- * name only, and the MPI_Wait that completes the cancelled receive reports no match. */
+ * name only, and the MPI_Wait that completes the cancelled receive reports no match. The four calls
+ * are logged once MPI_Test_cancelled told whether the cancel won. */
 static void cancellation(void)
 {
     int never;
     MPI_Request request;
     MPI_Status status;
     MPI_Irecv(&never, 1, MPI_INT, left, TAG_NEVER_SENT, MPI_COMM_WORLD, &request);
-    log_recv("MPI_Irecv", INT_BYTES, left, TAG_NEVER_SENT);
     MPI_Cancel(&request);
-    log_call("MPI_Cancel", 0);
     MPI_Wait(&request, &status);
-    log_completion("MPI_Wait", 1); /* a cancelled request is complete too */
     int cancelled;
     MPI_Test_cancelled(&status, &cancelled);
+    log_recv_cancelled("MPI_Irecv", INT_BYTES, left, TAG_NEVER_SENT, cancelled);
+    log_call("MPI_Cancel", 0);
+    log_completion_cancelled("MPI_Wait", 1, cancelled); /* a cancelled request is complete too */
     log_call("MPI_Test_cancelled", 0);
     checksum += cancelled;
 }
