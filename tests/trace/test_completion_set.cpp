@@ -83,15 +83,29 @@ TEST_CASE("receives completed before the sends posted between them leave holes i
     CHECK(completing(pending, std::vector<int>{6, 2, 4}) == Positions{0, 1, 2});
 }
 
-TEST_CASE("a handle shared by several requests completes them newest first, once each")
+TEST_CASE("a handle seen twice stands for a reused one: the newest request with it completes first, once each")
 {
     PendingRequests<int> pending;
-    pending.created(7);
+    pending.created(7);  // a request the rank freed unseen, whose handle the library gave out again
     pending.created(1);
-    pending.created(7);  // Open MPI gives every MPI_PROC_NULL send the same handle
+    pending.created(7);
     CHECK(completing(pending, std::vector<int>{7}) == Positions{0});
     CHECK(completing(pending, std::vector<int>{7}) == Positions{1});
     CHECK(completing(pending, std::vector<int>{7}).empty());  // no longer pending: a request of an unmodelled call
+}
+
+TEST_CASE("the library's shared handle for requests complete when made completes them oldest first, once each")
+{
+    PendingRequests<int> pending;
+    pending.set_shared_handles({7});  // Open MPI: every MPI_PROC_NULL send and small send it completes at once
+    pending.created(7);
+    pending.created(1);
+    pending.created(7);
+    pending.created(5);
+    CHECK(completing(pending, std::vector<int>{7}) == Positions{3});
+    CHECK(completing(pending, std::vector<int>{5, 7}) == Positions{0, 1});
+    CHECK(completing(pending, std::vector<int>{7}).empty());
+    CHECK(completing(pending, std::vector<int>{1}) == Positions{0});
 }
 
 TEST_CASE("a completion says where each handle was, in the order the call gave them")
