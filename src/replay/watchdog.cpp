@@ -52,9 +52,9 @@ void Watchdog::watch()
             continue;
         }
         const double stuck = std::chrono::duration<double>(Clock::now() - since).count();
-        // Stuck ranks report one after another, a second apart, so that usually the first says it
-        // and mpirun stops the others before they repeat it.
-        if (seen != 0 && stuck > limit_ + std::min(rank_, 10)) stop(current_, stuck);
+        // Stuck ranks report one after another, three seconds apart, so that usually the first says
+        // it and mpirun has stopped the others before they repeat it.
+        if (seen != 0 && stuck > limit_ + 3 * std::min(rank_, 10)) stop(current_, stuck);
     }
 }
 

@@ -197,6 +197,15 @@ def read_trace_tallies(dump, expected_values=False):
     return tallies
 
 
+def print_differences(headline, differences, most):
+    """`headline`, then the first `most` differences indented, and how many more there were."""
+    print(headline)
+    for line in differences[:most]:
+        print("  " + line)
+    if len(differences) > most:
+        print(f"  ... and {len(differences) - most} more")
+
+
 def plural(count, noun):
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
@@ -317,11 +326,8 @@ def main():
     else:
         differences = compare(expected, found, args.ranks, dump)
     if differences:
-        print(f"check_calls: the trace differs from the program logs in {plural(len(differences), 'place')}:")
-        for line in differences[:MAX_DIFFERENCES_SHOWN]:
-            print("  " + line)
-        if len(differences) > MAX_DIFFERENCES_SHOWN:
-            print(f"  ... and {len(differences) - MAX_DIFFERENCES_SHOWN} more")
+        print_differences(f"check_calls: the trace differs from the program logs in {plural(len(differences), 'place')}:",
+                          differences, MAX_DIFFERENCES_SHOWN)
         return 1
 
     functions = {function for per_function in expected.values() for function in per_function}

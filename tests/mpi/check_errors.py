@@ -7,9 +7,15 @@
 - h-dump on a truncated, corrupt, unknown-version or missing trace prints one line naming the file
   and the problem, and exits non-zero;
 - so does h-replay, as a job (every rank reads the trace and they agree to stop), and also on a
-  trace recorded with another rank count; no job may outlive its time limit.
+  trace recorded with another rank count; no job may outlive its time limit;
+- a replay that cannot go on stops: a program that is only correct because MPI buffers small
+  messages (head_to_head: both ranks send first), traced as it ran, then replayed by an Open MPI
+  told to buffer nothing that large, must end within --stall-limit with one line naming the call and
+  the trace event, and a non-zero exit (with another MPI library this case is skipped: the knob
+  that stops buffering is Open MPI's).
 
-    check_errors.py --h-trace PATH --h-dump PATH --h-replay PATH --program RING [--mpirun PATH]
+    check_errors.py --h-trace PATH --h-dump PATH --h-replay PATH --program RING --head-to-head PROGRAM
+                    [--mpirun PATH]
 """
 import argparse
 import os
@@ -19,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 
-from mpi_launch import mpirun_command
+from mpi_launch import is_open_mpi, mpirun_command
 
 TIMEOUT = 120
 
@@ -30,11 +36,12 @@ def main():
     parser.add_argument("--h-dump", required=True)
     parser.add_argument("--h-replay", required=True)
     parser.add_argument("--program", required=True)
+    parser.add_argument("--head-to-head", required=True)
     parser.add_argument("--mpirun", default=shutil.which("mpirun") or shutil.which("mpiexec"))
     args = parser.parse_args()
     # The runs below happen in a scratch directory.
-    args.h_trace, args.h_dump, args.h_replay, args.program = (
-        os.path.abspath(p) for p in (args.h_trace, args.h_dump, args.h_replay, args.program))
+    args.h_trace, args.h_dump, args.h_replay, args.program, args.head_to_head = (
+        os.path.abspath(p) for p in (args.h_trace, args.h_dump, args.h_replay, args.program, args.head_to_head))
     if not args.mpirun:
         print("no mpirun here")
         return 77
@@ -107,10 +114,44 @@ def main():
                 failures.append(f"h-replay {name} at {ranks} ranks: the job exited 0")
             if len(ours) != 1 or str(path) not in ours[0] or expected not in ours[0]:
                 failures.append(f"h-replay {name}: expected one line naming the file and {expected!r}, got {ours}")
+
+        if is_open_mpi(args.mpirun):
+            failures += stalled_replay(args, base_env, scratch)
+        else:
+            print("(the stalled replay case needs Open MPI's btl_vader_eager_limit: skipped)")
     for failure in failures:
         print("FAIL:", failure)
     print(f"check_errors: {len(failures)} failures")
     return 1 if failures else 0
+
+
+def stalled_replay(args, base_env, scratch):
+    """Replays head_to_head where MPI does not buffer its messages: the replay must stop itself."""
+    trace = scratch / "head_to_head.h"
+    subprocess.run(mpirun_command(args.mpirun, 2, [args.h_trace, args.head_to_head, "2000"]),
+                   env=dict(base_env, HTRACE_FILE=str(trace)), capture_output=True, timeout=TIMEOUT, check=True,
+                   cwd=scratch)
+    # 2000 bytes go eagerly by default (4096 is Open MPI's shared-memory limit). With both limits at
+    # 56, the least it takes, a 2000-byte send waits for its receive, and both ranks send first.
+    limits = {f"OMPI_MCA_btl_{btl}_{limit}": "56" for btl in ("vader", "tcp") for limit in ("eager_limit",
+                                                                                          "rndv_eager_limit")}
+    env = dict(base_env, **limits)
+    command = mpirun_command(args.mpirun, 2, [args.h_replay, "--stall-limit", "3", str(trace)])
+    print(f"$ {' '.join(f'{k}={v}' for k, v in limits.items())} {' '.join(command)}")
+    try:
+        run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=TIMEOUT, cwd=scratch)
+    except subprocess.TimeoutExpired:
+        return [f"a replay that cannot go on was still running after {TIMEOUT} s"]
+    ours = [line for line in run.stderr.splitlines() if line.startswith("h-replay: rank")]
+    print(f"exit {run.returncode}: {ours}")
+    failures = []
+    if run.returncode == 0:
+        failures.append("a replay that cannot go on exited 0")
+    if not ours or not all("no progress" in line and "MPI_Send" in line and "trace event MPI_Send @" in line
+                           for line in ours):
+        failures.append(f"a replay that cannot go on: expected a line naming MPI_Send and its trace event, got "
+                        f"{run.stderr.strip()[-2000:]}")
+    return failures
 
 
 if __name__ == "__main__":

@@ -56,7 +56,7 @@ import collections
 import subprocess
 import sys
 
-from check_calls import CannotCompare, first_difference, load_dump, plural, read_call_logs
+from check_calls import CannotCompare, first_difference, load_dump, plural, print_differences, read_call_logs
 
 PROGRAMS = ("convergence", "land_sea", "drifting")
 # How far the calls a trace stands for may be from the logged ones when a loop count is a histogram:
@@ -635,12 +635,8 @@ def main():
         return 2
 
     if differences:
-        print(f"check_precision ({where}): the trace does not hold what the program did, in "
-              f"{plural(len(differences), 'place')}:")
-        for line in differences[:MAX_DIFFERENCES_SHOWN]:
-            print("  " + line)
-        if len(differences) > MAX_DIFFERENCES_SHOWN:
-            print(f"  ... and {len(differences) - MAX_DIFFERENCES_SHOWN} more")
+        print_differences(f"check_precision ({where}): the trace does not hold what the program did, in "
+                                      f"{plural(len(differences), 'place')}:", differences, MAX_DIFFERENCES_SHOWN)
         return 1
     print(f"check_precision ({where}): the trace holds what the program did"
           + (" (lossless, call for call)" if args.precision == 100 else ""))

@@ -316,12 +316,8 @@ def main():
 
     differences = compare(logged, traced, args.ranks, wildcard_receive_matches(args.log_dir, args.ranks))
     if differences:
-        print(f"{name}: the calls of {check_calls.plural(len(differences), 'rank')} differ from the program logs, "
-              f"in order:")
-        for line in differences[:MAX_RANKS_SHOWN]:
-            print("  " + line)
-        if len(differences) > MAX_RANKS_SHOWN:
-            print(f"  ... and {len(differences) - MAX_RANKS_SHOWN} more")
+        check_calls.print_differences(f"{name}: the calls of {check_calls.plural(len(differences), 'rank')} differ "
+                                      f"from the program logs, in order:", differences, MAX_RANKS_SHOWN)
         return 1
     calls = sum(len(reduced.calls) for reduced in logged.values())
     if missing_completes:

@@ -220,25 +220,30 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed):
                    "--ranks", args.np, "--label", "replayed trace", "--report", report])
 
 
+def run_in_scratch(prefix, keep, case):
+    """Runs `case(scratch)` in a new scratch directory. Returns 0 when it passes (the directory is
+    removed unless `keep`), 1 when it raises TestFailure (the directory is kept to look at)."""
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        case(scratch)
+    except TestFailure as failure:
+        print(f"FAIL: {failure}\n(scratch directory kept: {scratch})", flush=True)
+        return 1
+    if keep:
+        print(f"scratch directory kept: {scratch}")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+    print("PASS")
+    return 0
+
+
 def main():
     args = parse_arguments(sys.argv[1:])
     mpirun = args.mpirun or shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         print("run_traced.py: no mpirun or mpiexec on PATH: skipped")
         return SKIP
-
-    scratch = pathlib.Path(tempfile.mkdtemp(prefix="h-trace-test-"))
-    try:
-        run_case(args, mpirun, scratch)
-    except TestFailure as failure:
-        print(f"FAIL: {failure}\n(scratch directory kept: {scratch})", flush=True)
-        return 1
-    if args.keep:
-        print(f"scratch directory kept: {scratch}")
-    else:
-        shutil.rmtree(scratch, ignore_errors=True)
-    print("PASS")
-    return 0
+    return run_in_scratch("h-trace-test-", args.keep, lambda scratch: run_case(args, mpirun, scratch))
 
 
 if __name__ == "__main__":

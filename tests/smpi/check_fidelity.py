@@ -30,11 +30,10 @@ import pathlib
 import re
 import shutil
 import sys
-import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "mpi"))
 from mpi_launch import mpirun_command  # noqa: E402
-from run_traced import TestFailure, program_output, run  # noqa: E402
+from run_traced import TestFailure, program_output, run, run_in_scratch  # noqa: E402
 
 SKIP = 77
 # job_timer.c's line on rank 0's stderr.
@@ -147,18 +146,7 @@ def main():
         print("check_fidelity.py: no mpirun or mpiexec on PATH: skipped")
         return SKIP
 
-    scratch = pathlib.Path(tempfile.mkdtemp(prefix="h-trace-smpi-"))
-    try:
-        run_case(args, mpirun, scratch)
-    except TestFailure as failure:
-        print(f"FAIL: {failure}\n(scratch directory kept: {scratch})", flush=True)
-        return 1
-    if args.keep:
-        print(f"scratch directory kept: {scratch}")
-    else:
-        shutil.rmtree(scratch, ignore_errors=True)
-    print("PASS")
-    return 0
+    return run_in_scratch("h-trace-smpi-", args.keep, lambda scratch: run_case(args, mpirun, scratch))
 
 
 if __name__ == "__main__":
