@@ -523,18 +523,19 @@ def simulated_fidelity_table(rows):
                   + "; ".join(x for x in notes if x))
 
 
-# Programs that compute between calls, with arguments for about 1 s of run on 2 ranks: wavefront with
-# 200 and 1000 us of compute per plane, the stencil on a 1024x1024 block per rank, and the convergence
-# loop (no compute to speak of: a pure communication case) for 2000 timesteps.
+# Programs with about 1 s of run on 2 ranks (quiet machine): wavefront with 200 and 1000 us of compute
+# per plane, the stencil on a 1024x1024 block per rank (about 0.7 ms of compute per iteration), and
+# the convergence loop (no compute to speak of: 1.2 million sub-microsecond calls per rank, a pure
+# communication case).
 REPLAY_2_PROGRAMS = [
     ("wavefront", ["150", "16", "200", "64"]),
     ("wavefront", ["30", "16", "1000", "64"]),
-    ("stencil", ["400", "1024"]),
-    ("convergence", ["2000"]),
+    ("stencil", ["1300", "1024"]),
+    ("convergence", ["15000"]),
 ]
 
 
-def replay_time_2(build, pairs=7, scratch=None):
+def replay_time_2(build, pairs=11, scratch=None):
     """Real h-replay (with compute) against the traced run at 2 ranks (one core each): per pair, the
     program is traced and its trace replayed at once; traced time is the trace's (MPI_Init to
     MPI_Finalize, slowest rank), replay time h-replay's. Precision 100, and precision 0 where the trace
@@ -547,7 +548,7 @@ def replay_time_2(build, pairs=7, scratch=None):
     keep = scratch is not None
     scratch = pathlib.Path(scratch or tempfile.mkdtemp(prefix="htrace-replay2-"))
     scratch.mkdir(parents=True, exist_ok=True)
-    rows = []
+    rows, raw = [], []
     for program, args in REPLAY_2_PROGRAMS:
         name = "-".join([program] + args)
         precisions = [100]
@@ -575,6 +576,8 @@ def replay_time_2(build, pairs=7, scratch=None):
                     sys.exit(f"h-replay of {name} at precision {precision} failed ({status}):\n{stdout}\n{stderr}")
                 result = json.loads(report.read_text())
                 samples.append(result)
+                raw.append((program, " ".join(args), precision, pair, f"{result['traced_seconds']:.4f}",
+                            f"{result['replay_seconds']:.4f}", result["mode"], f"{os.getloadavg()[0]:.1f}"))
                 print(f"{name} p{precision} pair {pair}: traced {result['traced_seconds']:.4f} s, replay "
                       f"{result['replay_seconds']:.4f} s ({result['mode']})", flush=True)
             traced_s = [r["traced_seconds"] for r in samples]
@@ -587,6 +590,8 @@ def replay_time_2(build, pairs=7, scratch=None):
     write_csv("replay_time_2", ["program", "arguments", "precision", "mode", "pairs", "traced_s_median",
                                 "replay_s_median", "ratio_median_of_pairs", "ratio_min", "ratio_max",
                                 "replay_compute_s_per_rank_median"], rows)
+    write_csv("replay_time_2_pairs", ["program", "arguments", "precision", "pair", "traced_s", "replay_s", "mode",
+                                      "load_average_1min_after"], raw)
     if not keep:
         shutil.rmtree(scratch, ignore_errors=True)
     print("| program | arguments | precision | replay mode | pairs | traced s (median) | replay s (median) "
@@ -612,7 +617,7 @@ def main():
     parser.add_argument("--precisions", help="simulated-fidelity: a comma-separated subset of 100,95,0")
     parser.add_argument("--table", action="store_true",
                         help="simulated-fidelity: only print the table of bench/results/simulated_fidelity.csv")
-    parser.add_argument("--pairs", type=int, default=7, help="replay-time-2: trace/replay pairs per row (7)")
+    parser.add_argument("--pairs", type=int, default=11, help="replay-time-2: trace/replay pairs per row (11)")
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     numbers = lambda text: [int(x) for x in text.split(",")] if text else None
