@@ -368,6 +368,9 @@ std::optional<size_t> Model::offer_receive(Rank rank, size_t comm, Rank peer, in
         operations_[operation].done = true;
         return operation;
     }
+    // Replay names its sources and tags, but for a receive the traced rank cancelled and that no
+    // message can reach: it is never matched here, and must be cancelled.
+    if (peer == kAnySource || tag == kAnyTag) return operation;
     if (!check_peer(rank, peer, peer_in_comm, tag, comm)) return std::nullopt;
     offer(MatchKey{peer, rank, comm, tag}, operation, false);
     return operation;

@@ -97,10 +97,13 @@ void Executor::issue_call(const ScheduledCall& call)
         return;
     }
     case CallKind::receive: {
-        const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
+        // Wildcards only in a receive nothing can reach, posted to be cancelled (schedule.cpp).
+        const int peer = call.peer_in_comm == kProcNull    ? MPI_PROC_NULL
+                         : call.peer_in_comm == kAnySource ? MPI_ANY_SOURCE
+                                                           : call.peer_in_comm;
         char* buffer = receive_.at_least(call.bytes);
         const int n = as_count(call.bytes);
-        const int tag = static_cast<int>(call.tag);
+        const int tag = call.tag == kAnyTag ? MPI_ANY_TAG : static_cast<int>(call.tag);
         if (call.request == 0) {
             MPI_Recv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), MPI_STATUS_IGNORE);
             count(Op::Recv, call.bytes);

@@ -66,16 +66,18 @@ int64_t largest(const Value& v)
     return most;
 }
 
-// The largest message any send of the trace may carry, and whether any size is drawn.
-void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn)
+// The largest message any send of the trace may carry, whether any size is drawn, and whether any
+// completion cancelled something.
+void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations)
 {
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            survey_messages(node.loop().body, largest_bytes, drawn);
+            survey_messages(node.loop().body, largest_bytes, drawn, cancellations);
             continue;
         }
         const Event& e = node.event();
         const auto kind = operation_kind(e.op);
+        cancellations = cancellations || e.find(Role::cancelled_set) != nullptr;
         if (kind != OperationKind::send && kind != OperationKind::sendrecv) continue;
         if (const Value* bytes = e.find(Role::bytes)) {
             largest_bytes = std::max(largest_bytes, largest(*bytes));
@@ -96,7 +98,7 @@ std::optional<Rank> CommView::world_peer(int64_t relative) const
 RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming)
     : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
 {
-    survey_messages(trace.body, largest_message_, message_sizes_drawn_);
+    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_);
 }
 
 const Item* RankStream::peek(size_t ahead)
@@ -279,6 +281,7 @@ void RankStream::send_of(const Event& e, const std::vector<Rank>& participants, 
         const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
         if (my_comm && source) {
             Item& message = add(ItemKind::incoming, e);
+            message.asked.comm.members = comms.shared_members(me_, *my_comm);
             message.call.kind = CallKind::receive;
             message.call.op = Op::Irecv;
             message.call.comm = *my_comm;

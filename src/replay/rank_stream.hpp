@@ -34,7 +34,8 @@ enum class ItemKind : uint8_t {
     incoming,     // call: a send another rank (or this one) aims at this rank, as that rank issues it
 };
 
-// A communicator as one rank knows it, to turn a relative peer into a world rank later.
+// A communicator as one rank knows it, to turn a relative peer into a world rank later. The members
+// also tell communicators apart where a freed one's id is used again: each creation has its own.
 struct CommView {
     std::shared_ptr<const std::vector<Rank>> members;
     int32_t my_rank = -1;
@@ -67,7 +68,7 @@ struct Item {
     ItemKind kind = ItemKind::compute;
     ScheduledCall call;            // what to issue, requests left for the second half to number
     bool creates_request = false;  // the traced call created a request (it has a place in the pending list)
-    Asked asked;                   // receive, sendrecv
+    Asked asked;                   // receive, sendrecv; incoming: asked.comm is the message's communicator
     Completion completion;         // completion
 };
 
@@ -90,6 +91,7 @@ public:
     // Trace-wide facts the second half needs, computed before the walk.
     int64_t largest_message() const { return largest_message_; }  // bytes, histogram maxima included
     bool message_sizes_drawn() const { return message_sizes_drawn_; }
+    bool has_cancellations() const { return has_cancellations_; }  // any completion cancelled a request
 
 private:
     bool produce();  // walks on until at least one more item is kept; false at the end
@@ -125,6 +127,7 @@ private:
     ScheduleSummary summary_;
     int64_t largest_message_ = 0;
     bool message_sizes_drawn_ = false;
+    bool has_cancellations_ = false;
 };
 
 }  // namespace htrace::replay

@@ -148,14 +148,15 @@ std::optional<Match> find_completion(RankStream& stream, const PendingList& pend
 struct PostedMessage {
     RequestId request;
     Rank source;
-    int64_t comm;
+    std::shared_ptr<const std::vector<Rank>> comm;  // which communicator, whatever its id
     int64_t tag;
 };
 
 class ScheduleGenerator {
 public:
     ScheduleGenerator(const Trace& trace, uint64_t seed, Rank me, const CallSink& sink, const ScheduleOptions& options)
-        : stream_(trace, seed, me, options.mode == ReplayMode::paired), sink_(sink), options_(options)
+        : trace_(trace), seed_(seed), me_(me), stream_(trace, seed, me, options.mode == ReplayMode::paired),
+          sink_(sink), options_(options)
     {
     }
 
@@ -210,7 +211,7 @@ private:
             return;
         case ItemKind::sendrecv:
             if (causal()) {
-                sink_(item.call);
+                causal_sendrecv(item);
             } else {
                 paired_sendrecv(item);
             }
@@ -255,9 +256,22 @@ private:
         entry.any_source = item.asked.any_source && !item.asked.source_known;
         entry.any_tag = item.asked.any_tag && !item.asked.tag_known;
         bool known = item.asked.source_known && item.asked.tag_known;
+        const bool look = item.creates_request && (!known || stream_.has_cancellations());
+        const auto match = look ? find_completion(stream_, pending_, item) : std::nullopt;
+        if (match && match->cancelled) {
+            // The traced rank cancelled it before it matched anything. Replayed, it could win a race
+            // the traced one lost and take a message a later receive waits for: it is posted (and
+            // cancelled where it was) only where no message on its channel reaches this rank at all.
+            if (can_reach(item)) {
+                pending_.add(entry);
+                return;
+            }
+            if (item.asked.any_source) call.peer = call.peer_in_comm = static_cast<int32_t>(kAnySource);
+            if (item.asked.any_tag) call.tag = kAnyTag;
+            known = true;
+        }
         if (!known && item.creates_request) {
             // A wildcard MPI_Irecv: what it matched is recorded where it completed.
-            const auto match = find_completion(stream_, pending_, item);
             const auto source = match && match->peer ? item.asked.comm.world_peer(*match->peer) : std::nullopt;
             if (item.asked.any_source && source) {
                 call.peer = *source;
@@ -284,6 +298,37 @@ private:
         sink_(call);
     }
 
+    // Drawn sizes differ between the ends of a message: the receive half takes the largest there is,
+    // and Sendrecv_replace, whose one count serves both halves, goes as MPI_Sendrecv.
+    void causal_sendrecv(const Item& item)
+    {
+        ScheduledCall call = item.call;
+        if (stream_.message_sizes_drawn()) {
+            call.op = Op::Sendrecv;
+            call.recv_bytes = std::max(call.recv_bytes, stream_.largest_message());
+        }
+        sink_(call);
+    }
+
+    // Whether any message of the whole trace reaches this rank on the receive's channel (a wildcard
+    // matching any source or tag). Communicators by id here: an id used again only makes the answer
+    // yes, which is the safe one.
+    bool can_reach(const Item& receive)
+    {
+        if (!reaching_) {
+            reaching_.emplace();
+            RankStream all(trace_, seed_, me_, true);
+            for (const Item* item; (item = all.peek(0)) != nullptr; all.pop()) {
+                if (item->kind == ItemKind::incoming) reaching_->insert({item->call.peer, item->call.comm, item->call.tag});
+            }
+        }
+        return std::any_of(reaching_->begin(), reaching_->end(), [&](const auto& channel) {
+            const auto& [source, comm, tag] = channel;
+            return comm == receive.call.comm && (receive.asked.any_source || source == receive.call.peer) &&
+                   (receive.asked.any_tag || tag == receive.call.tag);
+        });
+    }
+
     static int32_t rank_in(const CommView& comm, Rank world)
     {
         const auto& members = *comm.members;
@@ -296,34 +341,29 @@ private:
     struct Wanted {
         std::optional<Rank> source;  // exact: only a message from there
         std::optional<int64_t> tag;
-        int64_t comm = 0;
+        const std::vector<Rank>* comm = nullptr;  // the communicator itself: ids are used again
     };
 
     static Wanted wanted_by(const Item& item)
     {
         Wanted wanted;
         const bool sendrecv = item.kind == ItemKind::sendrecv;
-        wanted.comm = item.call.comm;
+        wanted.comm = item.asked.comm.members.get();
         if (item.asked.source_known && !item.asked.source_drawn) wanted.source = sendrecv ? item.call.source : item.call.peer;
         if (item.asked.tag_known && !item.asked.tag_drawn) wanted.tag = sendrecv ? item.call.recv_tag : item.call.tag;
         return wanted;
     }
 
-    static bool fits(const Wanted& wanted, const ScheduledCall& message)
+    static bool fits(const Wanted& wanted, const std::vector<Rank>* comm, Rank source, int64_t tag)
     {
-        return message.comm == wanted.comm && (!wanted.source || *wanted.source == message.peer) &&
-               (!wanted.tag || *wanted.tag == message.tag);
+        return comm == wanted.comm && (!wanted.source || *wanted.source == source) && (!wanted.tag || *wanted.tag == tag);
     }
 
     // The earliest message already posted that `wanted` fits, taken off the posted list.
     std::optional<RequestId> take_posted(const Wanted& wanted)
     {
         for (auto it = posted_.begin(); it != posted_.end(); ++it) {
-            ScheduledCall message;
-            message.comm = it->comm;
-            message.peer = it->source;
-            message.tag = it->tag;
-            if (!fits(wanted, message)) continue;
+            if (!fits(wanted, it->comm.get(), it->source, it->tag)) continue;
             const RequestId request = it->request;
             posted_.erase(it);
             return request;
@@ -365,7 +405,8 @@ private:
             // Looking ahead: a message sent before this receive's completion is posted for here.
             for (size_t ahead = 1; ahead < match->completion; ++ahead) {
                 const Item* next = stream_.peek(ahead);
-                if (next->kind != ItemKind::incoming || claimed_.count(position_ + ahead) || !fits(wanted, next->call)) {
+                if (next->kind != ItemKind::incoming || claimed_.count(position_ + ahead) ||
+                    !fits(wanted, next->asked.comm.members.get(), next->call.peer, next->call.tag)) {
                     continue;
                 }
                 claimed_.insert(position_ + ahead);
@@ -411,7 +452,7 @@ private:
         if (claimed_.erase(position_) > 0) return;  // a receive event ahead of it posted it already
         ScheduledCall call = item.call;
         call.request = new_request();
-        posted_.push_back({call.request, call.peer, call.comm, call.tag});
+        posted_.push_back({call.request, call.peer, item.asked.comm.members, call.tag});
         sink_(call);
     }
 
@@ -462,6 +503,9 @@ private:
         if (!call.requests.empty()) sink_(call);
     }
 
+    const Trace& trace_;
+    uint64_t seed_;
+    Rank me_;
     RankStream stream_;
     const CallSink& sink_;
     ScheduleOptions options_;
@@ -470,6 +514,7 @@ private:
     std::vector<RequestId> outstanding_;  // created and not yet completed, oldest first
     std::deque<PostedMessage> posted_;    // paired: posted at their send, given to no receive yet
     std::set<size_t> claimed_;            // paired: positions of messages a receive ahead of them posted
+    std::optional<std::set<std::tuple<Rank, int64_t, int64_t>>> reaching_;  // causal: channels messages come on
     RequestId next_request_ = 1;
     uint64_t unpaired_receives_ = 0;
     uint64_t fallback_messages_ = 0;
@@ -531,8 +576,14 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
     if (auto why = drawn_structure(trace.body); !why.empty()) return why;
     // Every message aimed at this rank must have a receive of this rank on its channel, and the other
     // way round: then the k-th receive on a channel takes the k-th message, as in the traced run.
-    using Channel = std::tuple<Rank, int64_t, int64_t>;  // source, this rank's communicator id, tag
+    // Source, communicator (by its members: ids are used again after a free), tag.
+    using Channel = std::tuple<Rank, const std::vector<Rank>*, int64_t>;
     std::map<Channel, int64_t> balance;
+    std::set<std::shared_ptr<const std::vector<Rank>>> communicators;  // keeps the keys' members alive
+    auto channel = [&](Rank source, const CommView& comm, int64_t tag) {
+        communicators.insert(comm.members);
+        return Channel{source, comm.members.get(), tag};
+    };
     RankStream stream(trace, seed, rank, true);
     // An MPI_Irecv counts where it completes: only then is known whether it was cancelled (no
     // message) and, for a wildcard, what it matched.
@@ -549,7 +600,7 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
     };
     for (const Item* item; (item = stream.peek(0)) != nullptr; stream.pop()) {
         if (item->kind == ItemKind::incoming) {
-            ++balance[{item->call.peer, item->call.comm, item->call.tag}];
+            ++balance[channel(item->call.peer, item->asked.comm, item->call.tag)];
             continue;
         }
         const bool receives = item->kind == ItemKind::receive || item->kind == ItemKind::sendrecv;
@@ -562,9 +613,9 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
             if (item->creates_request) {
                 waiting = Waiting{item->asked.any_source && !item->asked.source_known,
                                   item->asked.any_tag && !item->asked.tag_known, item->asked.comm,
-                                  {source, item->call.comm, tag}};
+                                  channel(source, item->asked.comm, tag)};
             } else if (item->asked.source_known && item->asked.tag_known) {
-                --balance[{source, item->call.comm, tag}];
+                --balance[channel(source, item->asked.comm, tag)];
             } else {
                 return where(*item) + ": what a wildcard receive matched is not in the trace";
             }
@@ -617,13 +668,14 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         }
         --balance[waiting->channel];
     }
-    for (const auto& [channel, count] : balance) {
+    for (const auto& [key, count] : balance) {
         if (count == 0) continue;
-        const auto& [source, comm, tag] = channel;
+        const auto& [source, comm, tag] = key;
         return "rank " + std::to_string(rank) + " has " + std::to_string(count > 0 ? count : -count) +
                (count > 0 ? " messages from rank " + std::to_string(source) + " that none of its receives takes"
                           : " receives from rank " + std::to_string(source) + " that no message reaches") +
-               " (communicator " + std::to_string(comm) + ", tag " + std::to_string(tag) + ")";
+               " (tag " + std::to_string(tag) + ", a communicator of " + std::to_string(comm ? comm->size() : 0) +
+               " ranks)";
     }
     return {};
 }
