@@ -12,7 +12,13 @@ namespace {
 // Sequences longer than this are aligned window by window (near-linear for similar traces).
 constexpr size_t kAlignWindow = 384;
 
-bool is_collective(const Event& e) { return operation_kind(e.op) == OperationKind::collective; }
+// Collectives and communicator creations: every member of the communicator takes part in the same
+// instance, so replay needs them as one event for all of its members.
+bool is_collective(const Event& e)
+{
+    const OperationKind kind = operation_kind(e.op);
+    return kind == OperationKind::collective || kind == OperationKind::comm_create;
+}
 
 bool contains_collective(const Sequence& seq)
 {
@@ -91,6 +97,19 @@ bool same_call(const Node& a, const Node& b)
     return x.op == y.op && x.signature == y.signature && x.params == y.params;
 }
 
+// Whether the alignment leaves a collective of one side (or a loop holding one) unpaired.
+bool collective_left(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first)
+{
+    std::vector<char> aligned(seq.size(), 0);
+    for (const auto& pair : pairs) aligned[first ? pair.first : pair.second] = 1;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        if (aligned[i]) continue;
+        const Node& node = seq[i];
+        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) return true;
+    }
+    return false;
+}
+
 class Aligner {
 public:
     explicit Aligner(const MergeRule& rule) : rule_(rule) {}
@@ -121,7 +140,13 @@ public:
         auto key = std::make_pair(&a, &b);
         auto found = loop_weights_.find(key);
         if (found != loop_weights_.end()) return found->second;
-        const double w = align(x.body, y.body).weight;
+        // Loops whose bodies keep a collective apart do not align: the collective's instances
+        // would be split between them (ranks that fold the same phase into loops differently).
+        // Left apart, they are unrolled until the collectives meet (merge_aligned).
+        const Alignment body = align(x.body, y.body);
+        const double w = collective_left(x.body, body.pairs, true) || collective_left(y.body, body.pairs, false)
+                             ? 0
+                             : body.weight;
         loop_weights_[key] = w;
         return w;
     }
@@ -267,19 +292,6 @@ bool unroll_collective_loops(Sequence& seq)
     }
     seq = std::move(out);
     return unrolled;
-}
-
-// Whether the alignment leaves a collective of one side (or a loop holding one) unpaired.
-bool collective_left(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first)
-{
-    std::vector<char> aligned(seq.size(), 0);
-    for (const auto& pair : pairs) aligned[first ? pair.first : pair.second] = 1;
-    for (size_t i = 0; i < seq.size(); ++i) {
-        if (aligned[i]) continue;
-        const Node& node = seq[i];
-        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) return true;
-    }
-    return false;
 }
 
 std::vector<size_t> top_level_collectives(const Sequence& seq)
