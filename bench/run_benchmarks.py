@@ -412,7 +412,8 @@ SIMULATED_HEADER = ["program", "ranks", "precision", "arguments", "application_s
                     "note"]
 
 
-def simulated_fidelity(build, programs=None, rank_counts=None, precisions=None, scratch=None, timeout=1800):
+def simulated_fidelity(build, programs=None, rank_counts=None, precisions=None, scratch=None, timeout=1800,
+                       output=None):
     """For each program and rank count: the SMPI build simulated once (communication only), then per
     precision a trace taken with real Open MPI and h-replay-smpi --no-compute of it on the same platform.
     Tracing (real MPI, both cores) runs in this thread; the simulations (one process, one core,
@@ -431,7 +432,7 @@ def simulated_fidelity(build, programs=None, rank_counts=None, precisions=None, 
     # A subset (--programs, --ranks, --precisions) goes to a file of its own, not the benchmark's.
     full = (list(programs), tuple(rank_counts), tuple(precisions)) == (list(SIMULATED_PROGRAMS), SIMULATED_RANKS,
                                                                         SIMULATED_PRECISIONS)
-    name = "simulated_fidelity" if full else "simulated_fidelity_subset"
+    name = output or ("simulated_fidelity" if full else "simulated_fidelity_subset")
     rows = []
 
     def finish(program, ranks, precision, args, application, traced, replayed):
@@ -615,6 +616,8 @@ def main():
     parser.add_argument("--programs", help="simulated-fidelity: a comma-separated subset of the programs")
     parser.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256")
     parser.add_argument("--precisions", help="simulated-fidelity: a comma-separated subset of 100,95,0")
+    parser.add_argument("--output", help="simulated-fidelity: write bench/results/OUTPUT.csv instead (parts of one "
+                        "benchmark run side by side)")
     parser.add_argument("--table", action="store_true",
                         help="simulated-fidelity: only print the table of bench/results/simulated_fidelity.csv")
     parser.add_argument("--pairs", type=int, default=11, help="replay-time-2: trace/replay pairs per row (11)")
@@ -622,11 +625,11 @@ def main():
     build = pathlib.Path(args.build).resolve()
     numbers = lambda text: [int(x) for x in text.split(",")] if text else None
     if args.what == "simulated-fidelity" and args.table:
-        with open(HERE / "results" / "simulated_fidelity.csv") as f:
+        with open(HERE / "results" / f"{args.output or 'simulated_fidelity'}.csv") as f:
             return simulated_fidelity_table(list(csv.DictReader(f)))
     if args.what == "simulated-fidelity":
         return simulated_fidelity(build, args.programs.split(",") if args.programs else None, numbers(args.ranks),
-                                  numbers(args.precisions), args.scratch)
+                                  numbers(args.precisions), args.scratch, output=args.output)
     if args.what == "replay-time-2":
         return replay_time_2(build, args.pairs, args.scratch)
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
