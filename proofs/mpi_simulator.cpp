@@ -273,56 +273,41 @@ Mpi::Awaiter Mpi::make(Call call)
     return Awaiter{simulator_, rank_, std::move(call)};
 }
 
-Mpi::Awaiter Mpi::send(Site site, Op op, const Comm& comm, int32_t dest, int64_t tag, int64_t bytes)
+namespace {
+
+Call point_to_point_call(Kind kind, Op op, Site site, const Comm& comm, int32_t peer, int64_t tag, int64_t bytes)
 {
     Call c;
-    c.kind = Kind::send;
+    c.kind = kind;
     c.op = op;
     c.site = site;
     c.comm = comm;
-    c.peer = dest;
+    c.peer = peer;
     c.tag = tag;
     c.bytes = bytes;
-    return make(std::move(c));
+    return c;
+}
+
+}  // namespace
+
+Mpi::Awaiter Mpi::send(Site site, Op op, const Comm& comm, int32_t dest, int64_t tag, int64_t bytes)
+{
+    return make(point_to_point_call(Kind::send, op, site, comm, dest, tag, bytes));
 }
 
 Mpi::Awaiter Mpi::isend(Site site, Op op, const Comm& comm, int32_t dest, int64_t tag, int64_t bytes)
 {
-    Call c;
-    c.kind = Kind::isend;
-    c.op = op;
-    c.site = site;
-    c.comm = comm;
-    c.peer = dest;
-    c.tag = tag;
-    c.bytes = bytes;
-    return make(std::move(c));
+    return make(point_to_point_call(Kind::isend, op, site, comm, dest, tag, bytes));
 }
 
 Mpi::Awaiter Mpi::recv(Site site, const Comm& comm, int32_t source, int64_t tag, int64_t bytes)
 {
-    Call c;
-    c.kind = Kind::recv;
-    c.op = Op::Recv;
-    c.site = site;
-    c.comm = comm;
-    c.peer = source;
-    c.tag = tag;
-    c.bytes = bytes;
-    return make(std::move(c));
+    return make(point_to_point_call(Kind::recv, Op::Recv, site, comm, source, tag, bytes));
 }
 
 Mpi::Awaiter Mpi::irecv(Site site, const Comm& comm, int32_t source, int64_t tag, int64_t bytes)
 {
-    Call c;
-    c.kind = Kind::irecv;
-    c.op = Op::Irecv;
-    c.site = site;
-    c.comm = comm;
-    c.peer = source;
-    c.tag = tag;
-    c.bytes = bytes;
-    return make(std::move(c));
+    return make(point_to_point_call(Kind::irecv, Op::Irecv, site, comm, source, tag, bytes));
 }
 
 Mpi::Awaiter Mpi::sendrecv(Site site, const Comm& comm, int32_t dest, int64_t send_tag, int64_t send_bytes,
