@@ -155,8 +155,7 @@ struct PostedMessage {
 class ScheduleGenerator {
 public:
     ScheduleGenerator(const Trace& trace, uint64_t seed, Rank me, const CallSink& sink, const ScheduleOptions& options)
-        : trace_(trace), seed_(seed), me_(me), stream_(trace, seed, me, options.mode == ReplayMode::paired),
-          sink_(sink), options_(options)
+        : stream_(trace, seed, me, options.mode == ReplayMode::paired), sink_(sink), options_(options)
     {
     }
 
@@ -460,9 +459,6 @@ private:
         complete(item.call.op, requests, item.call.event);
     }
 
-    const Trace& trace_;
-    uint64_t seed_;
-    Rank me_;
     RankStream stream_;
     const CallSink& sink_;
     ScheduleOptions options_;

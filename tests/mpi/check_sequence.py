@@ -23,11 +23,11 @@ are both reduced to the list of:
   completions   ('complete', requests completed) for every Wait/Test call that completed at least
                 one, whichever it was: the trace's `completes=`, the log's `completed=` (a log line
                 with `of=MPI_X` completed the request of a call to MPI_X: left out with that call)
+  collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
 A receive whose cancel won (the log's `cancelled=1`) took no message, and replay leaves it out: for
 the trace of a replay (--report) it is left out of the log's list, and the completions that
 completed it count one request less (none left: left out).
-  collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
 Left out on both sides: MPI_Init, MPI_Finalize, calls recorded by name only (kind `opaque`), probes,
 completion calls that completed nothing (a polling loop's count depends on timing), communicator
