@@ -15,6 +15,10 @@
                                                       16/64/256 simulated ranks, traces at precision 100/95/0
     run_benchmarks.py replay-time-2 [--build DIR] [--pairs N]
                                                       h-replay (with compute) vs traced time at 2 ranks
+    run_benchmarks.py compression [--build DIR] [--ranks 4,16,64]
+                                                      trace bytes of every shipped program at precision 100 and 0
+                                                      vs. ranks, beside xz -9 of the per-rank call sequences
+    run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -606,15 +610,55 @@ def replay_time_2(build, pairs=11, scratch=None):
           f"{' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 
+# Every shipped C program: the simulated-fidelity arguments, and coverage (every MPI function it knows).
+COMPRESSION_PROGRAMS = dict(SIMULATED_PROGRAMS, mpi_coverage=lambda ranks: [])
+
+
+def compression(build, rank_counts=None):
+    """What a lossless grammar compressor would make of the same calls is estimated by xz -9 of each rank's
+    calls in order (`h-dump --sequence` of the precision-100 trace: operation, peers as world ranks, tag,
+    bytes, communicator, one line per call, loops expanded; no times, which the trace does hold)."""
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for program, arguments in COMPRESSION_PROGRAMS.items():
+            for ranks in rank_counts or (4, 16, 64):
+                args = arguments(ranks)
+                lossless, _ = traced_bytes(build, program, args, ranks, 100, scratch)
+                merged, _ = traced_bytes(build, program, args, ranks, 0, scratch)
+                sequence = subprocess.run([str(build / "src/trace/h-dump"), "--sequence",
+                                           str(pathlib.Path(scratch) / f"{program}-{ranks}-100.h")],
+                                          capture_output=True, check=True).stdout
+                xz = len(subprocess.run(["xz", "-9", "-c"], input=sequence, capture_output=True, check=True).stdout)
+                calls = sequence.count(b"\n")
+                rows.append((program, ranks, " ".join(args), calls, lossless, merged, xz))
+                print(f"{program} {ranks}: {calls} calls, {lossless} B lossless, {merged} B at 0, xz {xz} B", flush=True)
+    write_csv("compression", ["program", "ranks", "arguments", "calls", "bytes_p100", "bytes_p0", "xz_sequence_bytes"],
+              rows)
+    print("| program | ranks | calls | bytes p=100 | bytes p=0 | xz of the calls | p=100 / xz |\n"
+          "| --- | --- | --- | --- | --- | --- | --- |")
+    for program, ranks, _, calls, lossless, merged, xz in rows:
+        print(f"| {program} | {ranks} | {calls} | {lossless} | {merged} | {xz} | {lossless / xz:.2f} |")
+
+
+def folding_cost(build):
+    out = subprocess.run([str(build / "bench/folding-cost")], capture_output=True, text=True, check=True).stdout
+    rows = list(csv.reader(out.splitlines()))
+    write_csv("folding_cost", rows[0], rows[1:])
+    print("| precision | body calls | ns per call (median of 5) | top-level elements after |\n| --- | --- | --- | --- |")
+    for r in rows[1:]:
+        print("| " + " | ".join(r) + " |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
                                          "merge-cost", "histogram-defaults", "replay-time", "replay-cost",
-                                         "simulated-fidelity", "replay-time-2"])
+                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2: keep traces, reports and logs here")
     parser.add_argument("--programs", help="simulated-fidelity: a comma-separated subset of the programs")
-    parser.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256")
+    parser.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256; compression: "
+                        "rank counts (4,16,64)")
     parser.add_argument("--precisions", help="simulated-fidelity: a comma-separated subset of 100,95,0")
     parser.add_argument("--output", help="simulated-fidelity: write bench/results/OUTPUT.csv instead (parts of one "
                         "benchmark run side by side)")
@@ -632,9 +676,11 @@ def main():
                                   numbers(args.precisions), args.scratch, output=args.output)
     if args.what == "replay-time-2":
         return replay_time_2(build, args.pairs, args.scratch)
+    if args.what == "compression":
+        return compression(build, numbers(args.ranks))
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
      "precision-sweep": precision_sweep, "merge-cost": merge_cost,
-     "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost}[args.what](build)
+     "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost}[args.what](build)
 
 
 if __name__ == "__main__":

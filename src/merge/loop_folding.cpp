@@ -8,20 +8,14 @@ namespace htrace {
 namespace {
 
 constexpr uint64_t kHashBase = 0x9E3779B97F4A7C15ull;
-constexpr size_t kMaxCandidates = 32;
+
+uint64_t value_key(const Value& v)
+{
+    if (v.is_exact()) return mix64(static_cast<uint64_t>(v.exact()) ^ 0x7e57ull);
+    return v.is_histogram() ? 0x4157ull : 0x9e12ull;
+}
 
 }  // namespace
-
-uint64_t node_key(const Node& node)
-{
-    if (node.is_event()) {
-        const Event& e = node.event();
-        return mix64(e.signature ^ (uint64_t(static_cast<uint16_t>(e.op)) << 48) ^ 0x1234567ull);
-    }
-    uint64_t h = 0x51ed27ull;
-    for (const auto& child : node.loop().body) h = h * kHashBase + node_key(child);
-    return mix64(h ^ 0xabcdefull);
-}
 
 bool nodes_match(const Node& a, const Node& b, const MergeRule& rule)
 {
@@ -85,11 +79,27 @@ void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_we
     for (size_t i = 0; i < loop.body.size(); ++i) absorb(loop.body[i], other.body[i], body_into, body_from, rank, rule);
 }
 
-LoopFolder::LoopFolder(MergeRule rule, Rank rank) : rule_(rule), rank_(rank)
+LoopFolder::LoopFolder(MergeRule rule, Rank rank) : rule_(rule), rank_(rank) {}
+
+// What must be equal for two elements to possibly match: operation, call site and loop structure,
+// and the values that must be equal to merge (all of them at precision 100), so that a hash match
+// is almost always a fold. Loop counts are left out: the last loop's grows in place.
+uint64_t LoopFolder::key_of(const Node& node) const
 {
-    powers_.resize(2 * kMaxBody + 2);
-    powers_[0] = 1;
-    for (size_t i = 1; i < powers_.size(); ++i) powers_[i] = powers_[i - 1] * kHashBase;
+    if (node.is_loop()) return mix64(body_hash(node.loop()) ^ 0xabcdefull);
+    const Event& e = node.event();
+    uint64_t h = mix64(e.signature ^ (uint64_t(static_cast<uint16_t>(e.op)) << 48) ^ 0x1234567ull);
+    for (const auto& p : e.params) {
+        if (rule_.precision >= 100 || role_is_categorical(p.role)) h = mix64(h * kHashBase + value_key(p.value));
+    }
+    return h;
+}
+
+uint64_t LoopFolder::body_hash(const Loop& loop) const
+{
+    uint64_t h = 0;
+    for (const auto& child : loop.body) h = h * kHashBase + key_of(child);
+    return h;
 }
 
 uint64_t LoopFolder::range_hash(size_t begin, size_t end) const
@@ -100,83 +110,126 @@ uint64_t LoopFolder::range_hash(size_t begin, size_t end) const
 
 void LoopFolder::push(Node node)
 {
+    const size_t at = seq_.size();
+    if (powers_.empty()) powers_.push_back(1);
+    while (powers_.size() <= at + 1) powers_.push_back(powers_.back() * kHashBase);
+
     Slot slot{};
-    slot.key = node_key(node);
+    slot.key = key_of(node);
     slot.prefix = (slots_.empty() ? 0 : slots_.back().prefix) * kHashBase + slot.key;
-    auto [it, inserted] = last_with_key_.try_emplace(slot.key, -1);
-    slot.prev_same = it->second;
-    it->second = static_cast<int64_t>(seq_.size());
+    auto [same, unused] = last_with_key_.try_emplace(slot.key, -1);
+    slot.prev_same = same->second;
+    same->second = static_cast<int64_t>(at);
+    slot.prev_same_gram = -1;
     if (node.is_loop()) {
-        uint64_t h = 0;
-        for (const auto& child : node.loop().body) h = h * kHashBase + node_key(child);
-        slot.body_hash = h;
-        loop_positions_.push_back(seq_.size());
+        slot.body_hash = body_hash(node.loop());
+        slot.next_body_end = at + 1 + node.loop().body.size();
+        loops_ending_at_[slot.next_body_end].push_back(at);
     }
     seq_.push_back(std::move(node));
     slots_.push_back(slot);
+    if (at + 1 >= kGram) {
+        Slot& last = slots_.back();
+        last.gram = range_hash(at + 1 - kGram, at + 1) | 1;  // never 0, which means "no gram"
+        auto [gram, unused_gram] = last_with_gram_.try_emplace(last.gram, -1);
+        last.prev_same_gram = gram->second;
+        gram->second = static_cast<int64_t>(at);
+    }
 }
 
 void LoopFolder::pop_back()
 {
+    const size_t at = seq_.size() - 1;
     const Slot& slot = slots_.back();
     if (slot.prev_same < 0) {
         last_with_key_.erase(slot.key);
     } else {
         last_with_key_[slot.key] = slot.prev_same;
     }
-    if (!loop_positions_.empty() && loop_positions_.back() == seq_.size() - 1) loop_positions_.pop_back();
+    if (slot.gram != 0) {
+        if (slot.prev_same_gram < 0) {
+            last_with_gram_.erase(slot.gram);
+        } else {
+            last_with_gram_[slot.gram] = slot.prev_same_gram;
+        }
+    }
+    if (slot.next_body_end != 0) {  // a loop (perhaps moved from: its body is not looked at)
+        auto ending = loops_ending_at_.find(slot.next_body_end);
+        std::erase(ending->second, at);
+        if (ending->second.empty()) loops_ending_at_.erase(ending);
+    }
     seq_.pop_back();
     slots_.pop_back();
+    ++generation_;
 }
 
 // The sequence ends in a loop followed by exactly one more copy of its body: count it.
 bool LoopFolder::extend_loop()
 {
     const size_t n = seq_.size();
-    for (auto it = loop_positions_.rbegin(); it != loop_positions_.rend(); ++it) {
-        const size_t q = *it;
-        if (n - 1 - q > kMaxBody) break;
-        Loop& loop = seq_[q].loop();
-        const size_t m = loop.body.size();
-        if (q + 1 + m != n) continue;
-        if (range_hash(q + 1, n) != slots_[q].body_hash) continue;
-        for (size_t i = 0; i < m; ++i) {
-            if (!nodes_match(loop.body[i], seq_[q + 1 + i], rule_)) return false;
-        }
-        if (!loop.iterations.is_exact()) return false;
+    const auto ending = loops_ending_at_.find(n);
+    if (ending == loops_ending_at_.end()) return false;
+    // The most recent loop first: the innermost repetition is counted before an enclosing one.
+    const std::vector<size_t>& candidates = ending->second;
+    for (auto it = candidates.rbegin(); it != candidates.rend(); ++it) {
+        Loop& loop = seq_[*it].loop();
+        if (range_hash(*it + 1, n) != slots_[*it].body_hash || !loop.iterations.is_exact()) continue;
+        const size_t body_start = *it + 1;
+        bool same = true;
+        for (size_t i = 0; i < loop.body.size() && same; ++i) same = nodes_match(loop.body[i], seq_[body_start + i], rule_);
+        if (!same) continue;
         const auto done = static_cast<uint64_t>(loop.iterations.exact());
-        for (size_t i = 0; i < m; ++i) absorb(loop.body[i], seq_[q + 1 + i], done, 1, rank_, rule_);
+        for (size_t i = 0; i < loop.body.size(); ++i) absorb(loop.body[i], seq_[body_start + i], done, 1, rank_, rule_);
         loop.iterations = Value(loop.iterations.exact() + 1);
-        for (size_t i = 0; i < m; ++i) pop_back();
+        while (seq_.size() > body_start) pop_back();  // may change `candidates`: nothing of it is used after
         return true;
     }
     return false;
 }
 
-// The sequence ends in X X: fold it into loop(2) { X }.
+// The sequence ends in X X with X `len` long: fold it into loop(2) { X }.
+bool LoopFolder::fold_period(size_t len)
+{
+    const size_t n = seq_.size();
+    const size_t first = n - 2 * len;
+    if (range_hash(first, first + len) != range_hash(first + len, n)) return false;
+    if (auto known = mismatches_.find(len);
+        known != mismatches_.end() && known->second.generation == generation_ && n <= known->second.until) {
+        return false;
+    }
+    for (size_t i = 0; i < len; ++i) {
+        if (!nodes_match(seq_[first + i], seq_[first + len + i], rule_)) {
+            mismatches_[len] = {first + i + 2 * len, generation_};
+            return false;
+        }
+    }
+    Loop loop;
+    loop.iterations = Value(int64_t{2});
+    loop.body.reserve(len);
+    for (size_t i = 0; i < len; ++i) {
+        absorb(seq_[first + i], seq_[first + len + i], 1, 1, rank_, rule_);
+        loop.body.push_back(std::move(seq_[first + i]));
+    }
+    while (seq_.size() > first) pop_back();
+    push(Node{std::move(loop)});
+    return true;
+}
+
 bool LoopFolder::fold_repeat()
 {
     const size_t n = seq_.size();
-    int64_t p = slots_.back().prev_same;
-    for (size_t tried = 0; p >= 0 && tried < kMaxCandidates; ++tried, p = slots_[static_cast<size_t>(p)].prev_same) {
+    // Short periods, shortest first: earlier positions of the last element's key.
+    for (int64_t p = slots_.back().prev_same; p >= 0; p = slots_[static_cast<size_t>(p)].prev_same) {
         const size_t len = n - 1 - static_cast<size_t>(p);
-        if (len > kMaxBody) break;
-        if (2 * len > n) continue;
-        const size_t first = n - 2 * len;
-        if (range_hash(first, first + len) != range_hash(first + len, n)) continue;
-        bool same = true;
-        for (size_t i = 0; i < len && same; ++i) same = nodes_match(seq_[first + i], seq_[first + len + i], rule_);
-        if (!same) continue;
-        Loop loop;
-        loop.iterations = Value(int64_t{2});
-        loop.body.reserve(len);
-        for (size_t i = 0; i < len; ++i) {
-            absorb(seq_[first + i], seq_[first + len + i], 1, 1, rank_, rule_);
-            loop.body.push_back(std::move(seq_[first + i]));
-        }
-        while (seq_.size() > first) pop_back();
-        push(Node{std::move(loop)});
-        return true;
+        if (len >= kGram || 2 * len > n) break;
+        if (fold_period(len)) return true;
+    }
+    // Longer periods: earlier positions of the last kGram keys.
+    int64_t p = slots_.back().prev_same_gram;
+    for (size_t tried = 0; p >= 0 && tried < kMaxCandidates; ++tried, p = slots_[static_cast<size_t>(p)].prev_same_gram) {
+        const size_t len = n - 1 - static_cast<size_t>(p);
+        if (2 * len > n) break;
+        if (len >= kGram && fold_period(len)) return true;
     }
     return false;
 }
@@ -190,31 +243,67 @@ void LoopFolder::fold()
 void LoopFolder::start_fast_path()
 {
     fast_ = !seq_.empty() && seq_.back().is_loop() && seq_.back().loop().iterations.is_exact();
-    fast_next_ = 0;
+    cursor_.clear();
+    if (fast_) cursor_.push_back({&seq_.back().loop(), 0, 0});
     fast_times_.clear();
+    fast_calls_.clear();
+}
+
+// The body event the next call must repeat, entering nested loops; nullptr where the body holds a
+// loop whose count is not one number (then only the slow way can tell).
+Event* LoopFolder::next_expected()
+{
+    for (;;) {
+        Cursor& at = cursor_.back();
+        Node& node = at.loop->body[at.position];
+        if (node.is_event()) return &node.event();
+        if (!node.loop().iterations.is_exact() || node.loop().iterations.exact() < 1) return nullptr;
+        cursor_.push_back({&node.loop(), 0, 0});
+    }
+}
+
+// Past the call just matched: on to the next body element, closing inner loops that ran their count.
+void LoopFolder::advance()
+{
+    ++cursor_.back().position;
+    while (cursor_.size() > 1 && cursor_.back().position == cursor_.back().loop->body.size()) {
+        Cursor& inner = cursor_.back();
+        if (++inner.iteration < inner.loop->iterations.exact()) {
+            inner.position = 0;
+            return;
+        }
+        cursor_.pop_back();
+        ++cursor_.back().position;
+    }
+}
+
+void LoopFolder::complete_iteration()
+{
+    for (size_t i = 0; i < fast_times_.size(); ++i) {
+        Event& e = *fast_times_[i].expected;
+        if (!fast_calls_.empty()) {
+            // Weighed by the calls the event stood for so far, as absorb() does.
+            const uint64_t done = std::max<uint64_t>(e.compute.count, 1);
+            for (size_t p = 0; p < e.params.size(); ++p) {
+                merge_into(e.params[p].value, Value(fast_calls_[i].param(p).value), done, 1, e.params[p].role, rank_, rule_);
+            }
+        }
+        e.compute.add(fast_times_[i].seconds);
+    }
+    Loop& loop = *cursor_.front().loop;
+    loop.iterations = Value(loop.iterations.exact() + 1);
+    ++generation_;  // the loop's count changed in place
+    start_fast_path();
 }
 
 bool LoopFolder::fast_append(const RecordedCall& call)
 {
-    Loop& loop = seq_.back().loop();
-    const Node& expected = loop.body[fast_next_];
-    if (!expected.is_event() || !call.matches(expected.event(), rule_)) return false;
-    fast_times_.push_back(call.compute_seconds);
+    Event* expected = next_expected();
+    if (expected == nullptr || !call.matches(*expected, rule_)) return false;
+    fast_times_.push_back({expected, call.compute_seconds});
     if (rule_.precision < 100) fast_calls_.push_back(call);
-    if (++fast_next_ < loop.body.size()) return true;
-    const auto done = static_cast<uint64_t>(loop.iterations.exact());
-    for (size_t i = 0; i < loop.body.size(); ++i) {
-        Event& e = loop.body[i].event();
-        e.compute.add(fast_times_[i]);
-        if (fast_calls_.empty()) continue;
-        for (size_t p = 0; p < e.params.size(); ++p) {
-            merge_into(e.params[p].value, Value(fast_calls_[i].param(p).value), done, 1, e.params[p].role, rank_, rule_);
-        }
-    }
-    loop.iterations = Value(loop.iterations.exact() + 1);
-    fast_next_ = 0;
-    fast_times_.clear();
-    fast_calls_.clear();
+    advance();
+    if (cursor_.size() == 1 && cursor_.front().position == cursor_.front().loop->body.size()) complete_iteration();
     return true;
 }
 
@@ -222,20 +311,18 @@ bool LoopFolder::fast_append(const RecordedCall& call)
 void LoopFolder::leave_fast_path()
 {
     fast_ = false;
-    if (fast_next_ == 0) return;
-    const Loop& loop = seq_.back().loop();
     std::vector<Node> partial;
-    for (size_t i = 0; i < fast_next_; ++i) {
+    for (size_t i = 0; i < fast_times_.size(); ++i) {
         if (!fast_calls_.empty()) {
             partial.push_back(Node{fast_calls_[i].to_event()});
             continue;
         }
-        Event copy = loop.body[i].event();  // at precision 100 the calls were equal to the body
+        Event copy = *fast_times_[i].expected;  // at precision 100 the calls were equal to the body
         copy.compute = TimeStats{};
-        copy.compute.add(fast_times_[i]);
+        copy.compute.add(fast_times_[i].seconds);
         partial.push_back(Node{std::move(copy)});
     }
-    fast_next_ = 0;
+    cursor_.clear();
     fast_times_.clear();
     fast_calls_.clear();
     for (auto& node : partial) {
@@ -315,8 +402,10 @@ Sequence LoopFolder::finish()
     Sequence out = std::move(seq_);
     seq_.clear();
     slots_.clear();
-    loop_positions_.clear();
+    loops_ending_at_.clear();
     last_with_key_.clear();
+    last_with_gram_.clear();
+    mismatches_.clear();
     return out;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Intra-node compression on the fly: each call is appended to the rank's sequence, and repeated
-// sequences fold into loops (RSD), nested (PRSD), exactly as long as everything matches. Memory
-// stays proportional to the folded sequence, not to the number of calls.
+// sequences fold into loops (RSD), nested (PRSD), exactly as long as everything matches, whatever the
+// length of the loop body. Memory stays proportional to the folded sequence, not to the number of
+// calls; the work per call is bounded (see LoopFolder).
 
 #include "merge/precision.hpp"
 #include "trace/event.hpp"
@@ -51,6 +52,14 @@ private:
     size_t size_ = 0;
 };
 
+// Finds repetition at the end of the sequence after each append: the sequence ending in one more
+// copy of the body of the loop before it (the loop counts one more iteration), or in two equal
+// halves X X (they become a loop of 2). Candidate periods come from where the last element's key
+// occurred before (periods shorter than kGram) and where its last kGram keys occurred before
+// (longer ones, at most kMaxCandidates of them), compared by polynomial hashes of the keys, so an
+// append costs a bounded number of hash comparisons whatever the body length. A hash match is
+// verified node by node: a fold pays for the copy it removes, and a mismatch rules its period out
+// until the window has moved past the mismatching pair, so no pair is compared twice for a period.
 class LoopFolder {
 public:
     // `rank`: whose calls these are (histograms remember which rank gave their min and max).
@@ -63,47 +72,76 @@ public:
 
     size_t top_level_size() const { return seq_.size(); }
 
-    // A loop body at most this many top-level elements long is found; longer repeats stay unfolded.
-    static constexpr size_t kMaxBody = 256;
+    // Periods shorter than this are found from the last element's key alone, longer ones from the
+    // hash of the last kGram keys.
+    static constexpr size_t kGram = 8;
+    // How many earlier occurrences of the last kGram keys are tried as the start of a period.
+    static constexpr size_t kMaxCandidates = 32;
 
 private:
     struct Slot {
-        uint64_t key;        // what must be equal for two elements to possibly match
-        uint64_t prefix;     // polynomial hash of the keys up to and including this one
-        int64_t prev_same;   // previous position with the same key, or -1
-        uint64_t body_hash;  // loops: the hash of their body's keys
+        uint64_t key;             // what must be equal for two elements to possibly match
+        uint64_t prefix;          // polynomial hash of the keys up to and including this one
+        int64_t prev_same;        // previous position with the same key, or -1
+        uint64_t gram;            // hash of the kGram keys ending here (0 while fewer came before)
+        int64_t prev_same_gram;   // previous position whose kGram keys are the same, or -1
+        uint64_t body_hash;       // loops: the hash of their body's keys
+        size_t next_body_end;     // loops: the sequence length at which one more copy of the body ends
+    };
+    // Where a period was last found not to repeat: until the sequence is `until` long the window of
+    // two periods still holds the mismatching pair. Valid while nothing before the end changed.
+    struct Mismatch {
+        size_t until;
+        uint64_t generation;
     };
 
+    uint64_t key_of(const Node& node) const;
     void push(Node node);
     void pop_back();
     void fold();
     bool extend_loop();
     bool fold_repeat();
+    bool fold_period(size_t len);
     uint64_t range_hash(size_t begin, size_t end) const;
+    uint64_t body_hash(const Loop& loop) const;
     void start_fast_path();
     bool fast_append(const RecordedCall& call);
     void leave_fast_path();
 
     Sequence seq_;
     std::vector<Slot> slots_;
-    std::vector<size_t> loop_positions_;
+    std::unordered_map<size_t, std::vector<size_t>> loops_ending_at_;  // sequence length -> loop positions
     std::unordered_map<uint64_t, int64_t> last_with_key_;
+    std::unordered_map<uint64_t, int64_t> last_with_gram_;
     std::vector<uint64_t> powers_;
+    std::unordered_map<size_t, Mismatch> mismatches_;  // by period
+    uint64_t generation_ = 0;  // counts changes to elements before the end
 
     // Fast path: while the sequence ends in a loop whose body is being repeated call by call, the
-    // calls are checked against the body in place and only their times are kept until the
-    // iteration completes.
+    // calls are checked in place against the body, nested loops included (a cursor walks them with
+    // their recorded counts), and only their times are kept until the iteration completes.
+    struct Cursor {
+        Loop* loop;
+        size_t position;     // in loop->body
+        int64_t iteration;   // of this loop, within the current iteration of the enclosing one
+    };
+    struct FastCall {
+        Event* expected;  // the body event the call repeats
+        double seconds;
+    };
+    Event* next_expected();
+    void advance();
+    void complete_iteration();
+
     bool fast_ = false;
-    size_t fast_next_ = 0;
-    std::vector<double> fast_times_;
+    std::vector<Cursor> cursor_;   // outermost (the last loop of the sequence) first
+    std::vector<FastCall> fast_times_;
     std::vector<RecordedCall> fast_calls_;  // below precision 100 their values may differ
 
     MergeRule rule_;
     Rank rank_;
 };
 
-// What must be equal for two elements to possibly match (operation, call site, loop structure).
-uint64_t node_key(const Node& node);
 // Whether `a` and `b` may fold into one under the rule: same structure, values within precision.
 bool nodes_match(const Node& a, const Node& b, const MergeRule& rule);
 // Folds `from` into `into` (they match): times merge, differing values become histograms. The

@@ -56,6 +56,9 @@ TEST_CASE("nested loops fold into a loop nest: 10 x (100 x abc, d)")
     CHECK(outer.body[0].loop().body.size() == 3);
     CHECK(outer.body[1].event().signature == 'd');
     CHECK(calls_of(seq, 0, 1) == fed);
+    // Every call's time is kept, also where the folder checked it in place against a nested body.
+    CHECK(outer.body[0].loop().body[0].event().compute.count == 1000);
+    CHECK(outer.body[1].event().compute.count == 10);
 }
 
 TEST_CASE("a loop whose body is itself a loop folds three deep")
@@ -97,20 +100,111 @@ TEST_CASE("a 10-million-iteration loop costs the same memory as a 10-iteration o
     CHECK(b[0].loop().iterations == Value(int64_t{10'000'000}));
 }
 
+namespace {
+
+// A loop body of `length` calls from `sites` call sites with a few message sizes, framed by two call
+// sites of its own (`first`, `last`) so that no repetition can straddle two iterations.
+std::vector<Event> long_body(size_t length, int sites, std::mt19937& rng, char first = '#', char last = '$')
+{
+    std::vector<Event> body{call(first)};
+    std::uniform_int_distribution<int> site(0, sites - 1);
+    std::uniform_int_distribution<int> size(1, 4);
+    while (body.size() + 1 < length) body.push_back(call(static_cast<char>('A' + site(rng)), 8 * size(rng)));
+    body.push_back(call(last));
+    return body;
+}
+
+std::vector<std::string> feed(LoopFolder& folder, const std::vector<Event>& calls)
+{
+    std::vector<std::string> fed;
+    for (const Event& e : calls) {
+        folder.append(e);
+        fed.push_back(std::string(1, static_cast<char>(e.signature)) + ":" + std::to_string(e.params[2].value.exact()));
+    }
+    return fed;
+}
+
+}  // namespace
+
+TEST_CASE("a loop body of thousands of calls, each call site many times in it, folds into one loop")
+{
+    std::mt19937 rng(9);
+    for (size_t length : {300, 2'000, 6'000}) {
+        CAPTURE(length);
+        const std::vector<Event> body = long_body(length, 40, rng);
+        LoopFolder folder;
+        std::vector<std::string> fed;
+        for (int i = 0; i < 20; ++i) {
+            const auto more = feed(folder, body);
+            fed.insert(fed.end(), more.begin(), more.end());
+        }
+        const Sequence seq = test::with_rank(folder.finish(), 0);
+        REQUIRE(seq.size() == 1);
+        REQUIRE(seq[0].is_loop());
+        CHECK(seq[0].loop().iterations == Value(int64_t{20}));
+        CHECK(calls_of(seq, 0, 1) == fed);
+    }
+}
+
+TEST_CASE("long loop bodies nest: 4 x (a 700-call body 3 times, then a 500-call tail)")
+{
+    std::mt19937 rng(11);
+    const std::vector<Event> inner = long_body(700, 30, rng);
+    const std::vector<Event> tail = long_body(500, 30, rng, '%', '&');
+    LoopFolder folder;
+    std::vector<std::string> fed;
+    for (int outer = 0; outer < 4; ++outer) {
+        for (int i = 0; i < 3; ++i) {
+            const auto more = feed(folder, inner);
+            fed.insert(fed.end(), more.begin(), more.end());
+        }
+        const auto more = feed(folder, tail);
+        fed.insert(fed.end(), more.begin(), more.end());
+    }
+    const Sequence seq = test::with_rank(folder.finish(), 0);
+    REQUIRE(seq.size() == 1);
+    const Loop& outer = seq[0].loop();
+    CHECK(outer.iterations == Value(int64_t{4}));
+    REQUIRE(outer.body.front().is_loop());
+    CHECK(outer.body.front().loop().iterations == Value(int64_t{3}));
+    CHECK(calls_of(seq, 0, 1) == fed);
+}
+
+TEST_CASE("a long loop body whose sizes vary a little between iterations folds below precision 100")
+{
+    std::mt19937 rng(5);
+    const std::vector<Event> body = long_body(1'500, 40, rng);
+    LoopFolder folder(MergeRule{90, {}}, 0);
+    for (int i = 0; i < 10; ++i) {
+        for (const Event& e : body) {
+            Event jittered = e;
+            jittered.params[2].value = Value(e.params[2].value.exact() * 100 + i);  // within 90%
+            folder.append(jittered);
+        }
+    }
+    const Sequence seq = test::with_rank(folder.finish(), 0);
+    REQUIRE(seq.size() == 1);
+    CHECK(seq[0].loop().iterations == Value(int64_t{10}));
+    CHECK(calls_of(seq, 0, 1).size() == 10 * body.size());
+}
+
 TEST_CASE("whatever the calls, unfolding the folded trace gives them back in order")
 {
     // Random programs of nested loops with irregular tails, as a property test of folding.
     std::mt19937 rng(2026);
-    for (int trial = 0; trial < 300; ++trial) {
+    for (int trial = 0; trial < 400; ++trial) {
+        // Every other trial has long stretches of calls (loop bodies of hundreds of calls).
+        const int longest_stretch = trial % 2 == 0 ? 1 : 300;
         std::function<std::string(int)> program = [&](int depth) -> std::string {
             std::string out;
             const int parts = std::uniform_int_distribution<int>(1, 4)(rng);
             for (int p = 0; p < parts; ++p) {
                 if (depth < 3 && std::uniform_int_distribution<int>(0, 2)(rng) == 0) {
                     out += repeat(program(depth + 1), std::uniform_int_distribution<int>(1, 6)(rng));
-                } else {
-                    out += static_cast<char>('a' + std::uniform_int_distribution<int>(0, 5)(rng));
+                    continue;
                 }
+                const int stretch = std::uniform_int_distribution<int>(1, longest_stretch)(rng);
+                for (int c = 0; c < stretch; ++c) out += static_cast<char>('a' + std::uniform_int_distribution<int>(0, 5)(rng));
             }
             return out;
         };
