@@ -2,12 +2,15 @@
 
 #include <boost/crc.hpp>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <map>
 #include <string_view>
+#include <unordered_map>
 
 namespace htrace {
 namespace {
@@ -16,6 +19,21 @@ constexpr char kMagic[8] = {'\x89', 'H', 'T', 'R', 'A', 'C', 'E', '\n'};
 constexpr size_t kFixedPrefix = sizeof(kMagic) + 8;  // magic, then the total size as 8 bytes
 
 enum class NodeTag : uint8_t { event = 0, loop = 1 };
+
+// How events are laid out. Files from format 3 on store compute times to the nanosecond (as
+// variable-length integers: a few bytes instead of 32) and each call-site signature once (later
+// events name it by its index); the merge's messages between ranks keep times exact, since they are
+// still being combined.
+struct Layout {
+    bool signature_table = true;
+    bool nanosecond_times = true;
+};
+constexpr Layout kFileLayout{};
+constexpr Layout kMergeLayout{true, false};
+constexpr Layout kLayoutBeforeFormat3{false, false};
+
+uint64_t to_nanoseconds(double seconds) { return static_cast<uint64_t>(std::llround(std::max(seconds, 0.0) * 1e9)); }
+double from_nanoseconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 enum class ValueTag : uint8_t { exact = 0, per_rank = 1, histogram = 2 };
 
 class Encoder {
@@ -145,7 +163,7 @@ private:
 
 class BodyWriter {
 public:
-    explicit BodyWriter(Encoder& out) : out_(out) {}
+    BodyWriter(Encoder& out, Layout layout) : out_(out), layout_(layout) {}
 
     void ranks(const RankList& list)
     {
@@ -212,20 +230,46 @@ public:
     {
         out_.byte(static_cast<uint8_t>(NodeTag::event));
         out_.unsigned_int(operation_code(e.op));
-        out_.fixed64(e.signature);
+        signature(e.signature);
         ranks(e.ranks);
         out_.unsigned_int(e.params.size());
         for (const auto& p : e.params) {
             out_.byte(static_cast<uint8_t>(p.role));
             value(p.value);
         }
-        out_.unsigned_int(e.compute.count);
-        if (e.compute.count > 0) {
-            out_.real(e.compute.mean);
-            out_.real(e.compute.m2);
-            out_.real(e.compute.min);
-            out_.real(e.compute.max);
+        compute(e.compute);
+    }
+
+    // 0 and the signature where it is new, else 1 + its index among the signatures written so far.
+    void signature(uint64_t signature)
+    {
+        if (!layout_.signature_table) {
+            out_.fixed64(signature);
+            return;
         }
+        const auto [known, added] = signature_index_.try_emplace(signature, signature_index_.size());
+        out_.unsigned_int(added ? 0 : known->second + 1);
+        if (added) out_.fixed64(signature);
+    }
+
+    void compute(const TimeStats& t)
+    {
+        out_.unsigned_int(t.count);
+        if (t.count == 0) return;
+        if (!layout_.nanosecond_times) {
+            out_.real(t.mean);
+            out_.real(t.m2);
+            out_.real(t.min);
+            out_.real(t.max);
+            return;
+        }
+        // One call: its time is the mean, the minimum and the maximum.
+        out_.unsigned_int(to_nanoseconds(t.mean));
+        if (t.count == 1) return;
+        const uint64_t min = to_nanoseconds(t.min);
+        out_.unsigned_int(min);
+        out_.unsigned_int(to_nanoseconds(t.max) - std::min(min, to_nanoseconds(t.max)));
+        out_.unsigned_int(to_nanoseconds(std::sqrt(std::max(t.m2, 0.0) / double(t.count))));  // standard deviation
     }
 
     void sequence(const Sequence& seq)
@@ -262,6 +306,8 @@ public:
 
 private:
     Encoder& out_;
+    Layout layout_;
+    std::unordered_map<uint64_t, uint64_t> signature_index_;
     std::map<Op, uint64_t> opaque_codes_;
     std::vector<Op> opaque_order_;
 };
@@ -287,7 +333,7 @@ uint64_t modelled_operation_count() { return static_cast<uint64_t>(Op::first_opa
 
 class BodyReader {
 public:
-    explicit BodyReader(Decoder& in) : in_(in) {}
+    BodyReader(Decoder& in, Layout layout) : in_(in), layout_(layout) {}
 
     RankList ranks()
     {
@@ -380,7 +426,7 @@ public:
         Event e;
         const uint64_t code = in_.unsigned_int();
         e.op = static_cast<Op>(code);  // opaque codes are mapped to names once the table is read
-        e.signature = in_.fixed64();
+        e.signature = signature();
         e.ranks = ranks();
         const size_t n = in_.count();
         for (size_t i = 0; i < n && in_.ok(); ++i) {
@@ -391,14 +437,43 @@ public:
             }
             e.params.push_back({static_cast<Role>(role), value()});
         }
-        e.compute.count = in_.unsigned_int();
-        if (e.compute.count > 0) {
-            e.compute.mean = in_.real();
-            e.compute.m2 = in_.real();
-            e.compute.min = in_.real();
-            e.compute.max = in_.real();
-        }
+        e.compute = compute();
         return e;
+    }
+
+    uint64_t signature()
+    {
+        if (!layout_.signature_table) return in_.fixed64();
+        const uint64_t index = in_.unsigned_int();
+        if (index == 0) return signatures_.emplace_back(in_.fixed64());
+        if (index > signatures_.size()) {
+            in_.fail("corrupt: signature " + std::to_string(index) + " of " + std::to_string(signatures_.size()));
+            return 0;
+        }
+        return signatures_[index - 1];
+    }
+
+    TimeStats compute()
+    {
+        TimeStats t;
+        t.count = in_.unsigned_int();
+        if (t.count == 0) return t;
+        if (!layout_.nanosecond_times) {
+            t.mean = in_.real();
+            t.m2 = in_.real();
+            t.min = in_.real();
+            t.max = in_.real();
+            return t;
+        }
+        t.mean = from_nanoseconds(in_.unsigned_int());
+        t.min = t.max = t.mean;
+        if (t.count == 1) return t;
+        const uint64_t min = in_.unsigned_int();
+        t.min = from_nanoseconds(min);
+        t.max = from_nanoseconds(min + in_.unsigned_int());
+        const double deviation = from_nanoseconds(in_.unsigned_int());
+        t.m2 = deviation * deviation * double(t.count);
+        return t;
     }
 
     Sequence sequence(int depth = 0)
@@ -458,6 +533,8 @@ private:
     }
 
     Decoder& in_;
+    Layout layout_;
+    std::vector<uint64_t> signatures_;
 };
 
 TraceHeader read_header(Decoder& in)
@@ -487,7 +564,7 @@ uint32_t crc32(const uint8_t* data, size_t size)
 std::vector<uint8_t> encode_sequence(const Sequence& sequence)
 {
     Encoder out;
-    BodyWriter body(out);
+    BodyWriter body(out, kMergeLayout);
     body.sequence(sequence);
     body.opaque_names();
     return std::move(out.bytes());
@@ -496,7 +573,7 @@ std::vector<uint8_t> encode_sequence(const Sequence& sequence)
 SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes)
 {
     Decoder in(bytes.data(), bytes.size());
-    BodyReader body(in);
+    BodyReader body(in, kMergeLayout);
     Sequence seq = body.sequence();
     body.resolve_opaque_names(seq);
     if (!in.ok()) return {std::nullopt, in.error()};
@@ -511,7 +588,7 @@ std::vector<uint8_t> encode_trace(const Trace& trace)
     out.unsigned_int(kTraceFormatVersion);
     out.unsigned_int(modelled_operation_count());
     write_header(out, trace.header);
-    BodyWriter body(out);
+    BodyWriter body(out, kFileLayout);
     body.sequence(trace.body);
     body.opaque_names();
     auto& bytes = out.bytes();
@@ -557,7 +634,7 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     }
     Trace trace;
     trace.header = read_header(in);
-    BodyReader body(in);
+    BodyReader body(in, version >= 3 ? kFileLayout : kLayoutBeforeFormat3);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));

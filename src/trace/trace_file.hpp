@@ -11,9 +11,9 @@
 
 namespace htrace {
 
-// 2 added the completed_set and cancelled_set parameters of completion calls; version 1 files read
-// as they are.
-inline constexpr uint32_t kTraceFormatVersion = 2;
+// 2 added the completed_set and cancelled_set parameters of completion calls; 3 stores compute times
+// to the nanosecond and each call site's signature once. Files of versions 1 and 2 read as they are.
+inline constexpr uint32_t kTraceFormatVersion = 3;
 inline constexpr uint32_t kOldestReadableFormatVersion = 1;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
 
 using namespace htrace;
@@ -63,6 +64,43 @@ TEST_CASE("a sequence written and read back is equal to the original")
     const auto read = decode_sequence(encode_sequence(original));
     REQUIRE_MESSAGE(read.sequence.has_value(), read.error);
     CHECK(*read.sequence == original);
+}
+
+TEST_CASE("a trace file keeps compute times to the nanosecond, and the merge's messages keep them exactly")
+{
+    Trace t = sample_trace();
+    Event timed = test::call('t', 8, 0);
+    timed.compute = TimeStats{};
+    for (double seconds : {3.14159e-6, 2.5e-3, 7.77777777e-7, 1.0 / 3}) timed.compute.add(seconds);
+    t.body.push_back(Node{timed});
+    const DecodeResult read = decode_trace(encode_trace(t));
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    const TimeStats& back = read.trace->body.back().event().compute;
+    CHECK(back.count == 4);
+    CHECK(std::abs(back.mean - timed.compute.mean) <= 0.5e-9);
+    CHECK(std::abs(back.min - timed.compute.min) <= 0.5e-9);
+    CHECK(std::abs(back.max - timed.compute.max) <= 1e-9);
+    const double deviation = std::sqrt(timed.compute.m2 / 4);
+    CHECK(std::abs(std::sqrt(back.m2 / 4) - deviation) <= 0.5e-9);
+
+    const auto merged = decode_sequence(encode_sequence(t.body));
+    REQUIRE(merged.sequence.has_value());
+    CHECK(merged.sequence->back().event().compute == timed.compute);
+}
+
+TEST_CASE("a call site's signature is stored once, however many events it has")
+{
+    Trace one_site;
+    Trace fifty_sites;
+    for (int i = 0; i < 50; ++i) {
+        one_site.body.push_back(Node{test::call('a', 8 + i, 0)});
+        fifty_sites.body.push_back(Node{test::call(static_cast<char>('0' + i), 8 + i, 0)});
+    }
+    // Each of the 49 more signatures costs its 8 bytes.
+    CHECK(encode_trace(fifty_sites).size() - encode_trace(one_site).size() >= 49 * 7);
+    const DecodeResult read = decode_trace(encode_trace(one_site));
+    REQUIRE(read.trace.has_value());
+    CHECK(*read.trace == one_site);
 }
 
 TEST_CASE("a truncated file of any length is refused with a message, never a crash")
