@@ -3,7 +3,7 @@
 
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
                   [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep]
-                  [--check-precision PROGRAM | --no-precision-model] -- PROGRAM ARGS...
+                  [--check-precision PROGRAM | --no-precision-model] [--check-folding] -- PROGRAM ARGS...
 
 1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
@@ -18,6 +18,7 @@
    compares only the job-wide calls and bytes per function, within TOTALS_TOLERANCE.
 5. At precision 100, runs check_sequence.py on the trace: the tracer's record of each rank's calls,
    in order (sends, receives, completions, collectives), must be the program's log.
+   With --check-folding, runs check_folding.py: the program's cycles must fold into one loop.
 6. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
    check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
    says; below, it must send as many messages as the program and nearly as many bytes. At precision
@@ -83,6 +84,8 @@ def parse_arguments(argv):
     parser.add_argument("--no-precision-model", action="store_true",
                         help="below precision 100, check_precision.py has no model of this program and per-rank "
                              "exactness is what merging gives up: check_calls.py compares job-wide totals only")
+    parser.add_argument("--check-folding", action="store_true",
+                        help="also run check_folding.py: the cycles the program reports must fold into one loop")
     args = parser.parse_args(options)
     if args.check_precision and args.no_precision_model:
         parser.error("--check-precision and --no-precision-model exclude each other")
@@ -168,6 +171,11 @@ def run_case(args, mpirun, scratch):
         run_check(failed, "precision: the merged trace does not hold what the program did",
                   [here / "check_precision.py", "--h-dump", h_dump, "--trace", trace, "--program",
                    args.check_precision, "--ranks", args.np, "--precision", args.precision, "--log-dir", log_dir])
+    if args.check_folding:
+        output = scratch / "output.txt"
+        output.write_text("\n".join(traced_lines) + "\n")
+        run_check(failed, "folding: the program's cycles did not fold into one loop",
+                  [here / "check_folding.py", "--h-dump", h_dump, "--trace", trace, "--output", output])
     if args.precision == 100:
         run_check(failed, "sequence of the original trace: the tracer's record of the calls, in order, is not the "
                           "program's log",
