@@ -2,6 +2,7 @@
 
 #include <boost/crc.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -112,9 +113,11 @@ public:
     }
     // A count of things still to come, each at least one byte: a count larger than the bytes left
     // is corruption, caught here before anything is allocated for it.
-    size_t count()
+    size_t count() { return count_of(unsigned_int()); }
+
+    // A count already read: no more items than bytes left.
+    size_t count_of(uint64_t n)
     {
-        const uint64_t n = unsigned_int();
         if (n > size_ - std::min(pos_, size_)) {
             fail("corrupt: count " + std::to_string(n) + " at byte " + std::to_string(pos_) +
                  " exceeds the data");
@@ -196,10 +199,15 @@ public:
             out_.byte(static_cast<uint8_t>(ValueTag::exact));
             out_.signed_int(v.exact());
         } else if (v.is_per_rank()) {
+            // The entry count's low bit says whether steps follow the values: without, a list of
+            // plain per-rank values costs what it did before steps existed.
+            const auto& entries = v.per_rank_entries();
+            const bool steps = std::any_of(entries.begin(), entries.end(), [](const PerRankValue& e) { return e.step != 0; });
             out_.byte(static_cast<uint8_t>(ValueTag::per_rank));
-            out_.unsigned_int(v.per_rank().size());
-            for (const auto& entry : v.per_rank()) {
+            out_.unsigned_int(entries.size() << 1 | (steps ? 1 : 0));
+            for (const auto& entry : entries) {
                 out_.signed_int(entry.value);
+                if (steps) out_.signed_int(entry.step);
                 ranks(entry.ranks);
             }
         } else {
@@ -287,7 +295,7 @@ uint64_t modelled_operation_count() { return static_cast<uint64_t>(Op::first_opa
 
 class BodyReader {
 public:
-    explicit BodyReader(Decoder& in) : in_(in) {}
+    explicit BodyReader(Decoder& in, uint64_t version = kTraceFormatVersion) : in_(in), version_(version) {}
 
     RankList ranks()
     {
@@ -359,13 +367,27 @@ public:
         case ValueTag::exact:
             return Value(in_.signed_int());
         case ValueTag::per_rank: {
-            const size_t n = in_.count();
+            const size_t at = in_.position();
+            const uint64_t header = version_ >= kFirstVersionWithSteps ? in_.unsigned_int() : in_.unsigned_int() << 1;
+            const size_t n = in_.count_of(header >> 1);
+            const bool steps = (header & 1) != 0;
             std::vector<PerRankValue> entries;
+            int64_t listed = 0;
             for (size_t i = 0; i < n && in_.ok(); ++i) {
                 const int64_t v = in_.signed_int();
-                entries.push_back({v, ranks()});
+                const int64_t step = steps ? in_.signed_int() : 0;
+                entries.push_back({v, ranks(), step});
+                listed += entries.back().ranks.size();
             }
-            return Value(std::move(entries));
+            if (!in_.ok()) return Value();
+            Value value(entries);
+            int64_t distinct = 0;
+            for (const auto& entry : value.per_rank_entries()) distinct += entry.ranks.size();
+            if (distinct != listed) {
+                in_.fail("corrupt: a rank with two per-rank values at byte " + std::to_string(at));
+                return Value();
+            }
+            return value;
         }
         case ValueTag::histogram:
             return Value(histogram());
@@ -458,6 +480,7 @@ private:
     }
 
     Decoder& in_;
+    uint64_t version_;
 };
 
 TraceHeader read_header(Decoder& in)
@@ -557,7 +580,7 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     }
     Trace trace;
     trace.header = read_header(in);
-    BodyReader body(in);
+    BodyReader body(in, version);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
