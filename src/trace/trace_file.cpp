@@ -202,7 +202,7 @@ public:
             // The entry count's low bit says whether steps follow the values: without, a list of
             // plain per-rank values costs what it did before steps existed.
             const auto& entries = v.per_rank_entries();
-            const bool steps = std::any_of(entries.begin(), entries.end(), [](const PerRankValue& e) { return e.step != 0; });
+            const bool steps = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.step != 0; });
             out_.byte(static_cast<uint8_t>(ValueTag::per_rank));
             out_.unsigned_int(entries.size() << 1 | (steps ? 1 : 0));
             for (const auto& entry : entries) {

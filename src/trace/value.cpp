@@ -20,8 +20,8 @@ std::vector<RankValue> rank_values(const std::vector<PerRankValue>& entries)
         const std::vector<Rank> ranks = entry.ranks.expand();
         for (size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], entry.value + int64_t(i) * entry.step});
     }
-    std::stable_sort(out.begin(), out.end(), [](const RankValue& a, const RankValue& b) { return a.rank < b.rank; });
-    out.erase(std::unique(out.begin(), out.end(), [](const RankValue& a, const RankValue& b) { return a.rank == b.rank; }),
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
               out.end());
     return out;
 }
@@ -114,8 +114,8 @@ Value::Value(const std::vector<PerRankValue>& per_rank)
 std::vector<PerRankValue> Value::per_rank() const
 {
     const auto& entries = per_rank_entries();
-    const bool constant = std::all_of(entries.begin(), entries.end(), [](const PerRankValue& e) { return e.step == 0; });
-    const bool ascending = std::adjacent_find(entries.begin(), entries.end(), [](const PerRankValue& a, const PerRankValue& b) {
+    const bool constant = std::all_of(entries.begin(), entries.end(), [](const auto& e) { return e.step == 0; });
+    const bool ascending = std::adjacent_find(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
                                return a.value >= b.value;
                            }) == entries.end();
     return constant && ascending ? entries : grouped_by_value(rank_values(entries));
