@@ -27,7 +27,7 @@ program traps
   ! The order in which the rank made each slot's pending request (0: none pending).
   integer :: made(3), made_count
   integer :: rank, nranks, left, right, ierr, round, rounds, index, outcount, indices(3)
-  integer :: inbox(3), outbox(3), sums(4), gathered(64), checksum
+  integer :: inbox(3), outgoing, sums(4), gathered(64), checksum
   logical :: flag, wildcard_pending
   character(len=32) :: argument
 
@@ -53,20 +53,12 @@ program traps
 
   do round = 1, rounds
     ! Waitany: either neighbour's message may come first; the log says which request completed.
-    call MPI_Irecv(inbox(1), 1, MPI_INTEGER, left, 1, MPI_COMM_WORLD, requests(1), ierr)
-    call posted(1)
-    call log_call('MPI_Irecv', 4, [left], tag=1)
-    call MPI_Irecv(inbox(2), 1, MPI_INTEGER, right, 2, MPI_COMM_WORLD, requests(2), ierr)
-    call posted(2)
-    call log_call('MPI_Irecv', 4, [right], tag=2)
-    outbox(1) = rank
-    call MPI_Send(outbox(1), 1, MPI_INTEGER, right, 1, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [right], tag=1)
+    call receive(1, left, 1)
+    call receive(2, right, 2)
+    call send(rank, right, 1)
     call MPI_Waitany(2, requests, index, MPI_STATUS_IGNORE, ierr)
     call completed_some('MPI_Waitany', [index])
-    outbox(2) = rank
-    call MPI_Send(outbox(2), 1, MPI_INTEGER, left, 2, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [left], tag=2)
+    call send(rank, left, 2)
     call MPI_Waitany(2, requests, index, MPI_STATUS_IGNORE, ierr)
     call completed_some('MPI_Waitany', [index])
     if (inbox(1) /= left .or. inbox(2) /= right) error stop 'traps: a message from the wrong rank'
@@ -76,16 +68,10 @@ program traps
     call log_call('MPI_Waitany', 0, completed=0)
 
     ! Testany polls a receive from any source (its status ignored); Waitsome completes the rest.
-    call MPI_Irecv(inbox(1), 1, MPI_INTEGER, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, requests(1), ierr)
-    call posted(1)
-    call log_call('MPI_Irecv', 4, [LOG_ANY_SOURCE], tag=3)
+    call receive(1, MPI_ANY_SOURCE, 3)
     wildcard_pending = .true.
-    call MPI_Irecv(inbox(2), 1, MPI_INTEGER, right, 4, MPI_COMM_WORLD, requests(2), ierr)
-    call posted(2)
-    call log_call('MPI_Irecv', 4, [right], tag=4)
-    outbox(1) = rank
-    call MPI_Send(outbox(1), 1, MPI_INTEGER, right, 3, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [right], tag=3)
+    call receive(2, right, 4)
+    call send(rank, right, 3)
     flag = .false.
     do while (.not. flag)
       call MPI_Testany(2, requests, index, flag, MPI_STATUS_IGNORE, ierr)
@@ -95,9 +81,7 @@ program traps
         call log_call('MPI_Testany', 0, completed=0)
       end if
     end do
-    outbox(2) = rank
-    call MPI_Send(outbox(2), 1, MPI_INTEGER, left, 4, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [left], tag=4)
+    call send(rank, left, 4)
     call MPI_Waitsome(2, requests, outcount, indices, MPI_STATUSES_IGNORE, ierr)
     if (outcount /= 1) error stop 'traps: Waitsome did not complete the one active request'
     call completed_some('MPI_Waitsome', indices(1:1))
@@ -110,22 +94,12 @@ program traps
     call log_call('MPI_Testany', 0, completed=0)
 
     ! Waitsome over three requests, two of them from the same neighbour in order.
-    call MPI_Irecv(inbox(1), 1, MPI_INTEGER, left, 5, MPI_COMM_WORLD, requests(1), ierr)
-    call posted(1)
-    call log_call('MPI_Irecv', 4, [left], tag=5)
-    call MPI_Irecv(inbox(2), 1, MPI_INTEGER, right, 6, MPI_COMM_WORLD, requests(2), ierr)
-    call posted(2)
-    call log_call('MPI_Irecv', 4, [right], tag=6)
-    call MPI_Irecv(inbox(3), 1, MPI_INTEGER, left, 7, MPI_COMM_WORLD, requests(3), ierr)
-    call posted(3)
-    call log_call('MPI_Irecv', 4, [left], tag=7)
-    outbox(1) = rank
-    call MPI_Send(outbox(1), 1, MPI_INTEGER, left, 6, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [left], tag=6)
-    call MPI_Send(outbox(1), 1, MPI_INTEGER, right, 5, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [right], tag=5)
-    call MPI_Send(outbox(1), 1, MPI_INTEGER, right, 7, MPI_COMM_WORLD, ierr)
-    call log_call('MPI_Send', 4, [right], tag=7)
+    call receive(1, left, 5)
+    call receive(2, right, 6)
+    call receive(3, left, 7)
+    call send(rank, left, 6)
+    call send(rank, right, 5)
+    call send(rank, right, 7)
     do while (any(made /= 0))
       call MPI_Waitsome(3, requests, outcount, indices, MPI_STATUSES_IGNORE, ierr)
       if (outcount < 1 .or. outcount == MPI_UNDEFINED) error stop 'traps: Waitsome completed nothing'
@@ -135,8 +109,8 @@ program traps
       error stop 'traps: a message from the wrong rank'
 
     ! A blocking receive from any source, its status ignored: the payload says who sent it.
-    outbox(3) = rank
-    call MPI_Isend(outbox(3), 1, MPI_INTEGER, right, 8, MPI_COMM_WORLD, requests(3), ierr)
+    outgoing = rank
+    call MPI_Isend(outgoing, 1, MPI_INTEGER, right, 8, MPI_COMM_WORLD, requests(3), ierr)
     call posted(3)
     call log_call('MPI_Isend', 4, [right], tag=8)
     call MPI_Recv(inbox(3), 1, MPI_INTEGER, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
@@ -168,6 +142,24 @@ program traps
   call call_log_close()
 
 contains
+
+  ! MPI_Irecv of one integer into inbox(slot), its request in requests(slot).
+  subroutine receive(slot, source, tag)
+    integer, intent(in) :: slot, source, tag
+    call MPI_Irecv(inbox(slot), 1, MPI_INTEGER, source, tag, MPI_COMM_WORLD, requests(slot), ierr)
+    call posted(slot)
+    if (source == MPI_ANY_SOURCE) then
+      call log_call('MPI_Irecv', 4, [LOG_ANY_SOURCE], tag=tag)
+    else
+      call log_call('MPI_Irecv', 4, [source], tag=tag)
+    end if
+  end subroutine receive
+
+  subroutine send(value, dest, tag)
+    integer, intent(in) :: value, dest, tag
+    call MPI_Send(value, 1, MPI_INTEGER, dest, tag, MPI_COMM_WORLD, ierr)
+    call log_call('MPI_Send', 4, [dest], tag=tag)
+  end subroutine send
 
   subroutine posted(slot)
     integer, intent(in) :: slot
