@@ -293,6 +293,9 @@ uint64_t modelled_operation_count() { return static_cast<uint64_t>(Op::first_opa
 
 // ---- Reading --------------------------------------------------------------------------------------
 
+// More ranks than any job has: a per-rank value listing more is damaged.
+constexpr int64_t kMostRanks = int64_t(1) << 24;
+
 class BodyReader {
 public:
     explicit BodyReader(Decoder& in, uint64_t version = kTraceFormatVersion) : in_(in), version_(version) {}
@@ -378,6 +381,11 @@ public:
                 const int64_t step = steps ? in_.signed_int() : 0;
                 entries.push_back({v, ranks(), step});
                 listed += entries.back().ranks.size();
+                // Reading the value lists every rank: a damaged size must not ask for the memory.
+                if (entries.back().ranks.size() < 0 || listed > kMostRanks) {
+                    in_.fail("corrupt: per-rank value for " + std::to_string(listed) + " ranks at byte " +
+                             std::to_string(at));
+                }
             }
             if (!in_.ok()) return Value();
             Value value(entries);

@@ -130,7 +130,7 @@ std::pair<int64_t, int64_t> Value::per_rank_range() const
         low = std::min({low, entry.value, last});
         high = std::max({high, entry.value, last});
     }
-    return {low, high};
+    return low <= high ? std::pair{low, high} : std::pair<int64_t, int64_t>{0, 0};
 }
 
 std::optional<int64_t> Value::value_for(Rank rank) const
