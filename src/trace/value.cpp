@@ -41,7 +41,8 @@ constexpr size_t kShortestLine = 3;
 
 // The values as lines: from the lowest rank not yet placed, through the next rank with another
 // value (so that ranks with one value can run along a line of another: `key = rank / 2` of
-// `color = rank % 2`), as far as ranks at the same stride follow with the same step. What no line
+// `color = rank % 2`), as far as ranks at the same stride follow with the same step. Negative
+// values (MPI_PROC_NULL, no communicator ...) stay symbolic: no line runs through them. What no line
 // of at least three ranks takes is grouped by value.
 std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
 {
@@ -61,13 +62,13 @@ std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
         size_t partner = first + 1;
         const size_t window_end = std::min(n, first + 1 + kPartnerWindow);
         while (partner < window_end && (placed[partner] || values[partner].value == start.value)) ++partner;
-        if (partner < window_end) {
+        if (partner < window_end && start.value >= 0) {
             const int64_t stride = int64_t(values[partner].rank) - start.rank;
             const int64_t step = values[partner].value - start.value;
             std::vector<size_t> members{first};
             for (int64_t k = 1;; ++k) {
                 const size_t at = find(start.rank + k * stride);
-                if (at == n || placed[at] || values[at].value != start.value + k * step) break;
+                if (at == n || placed[at] || values[at].value != start.value + k * step || values[at].value < 0) break;
                 members.push_back(at);
             }
             // Two ranks are no cheaper as a line, and would take a rank from its own value's group.

@@ -45,7 +45,7 @@ TEST_CASE("a value that is the rank, or rank times a block, is one entry at 4 an
     const std::vector<std::pair<const char*, std::function<int64_t(Rank)>>> patterns = {
         {"key = rank", [](Rank r) { return int64_t(r); }},
         {"offset = rank * block + base", [](Rank r) { return 512 + int64_t(r) * 1'048'576; }},
-        {"countdown", [](Rank r) { return 9000 - 3 * int64_t(r); }},
+        {"countdown", [](Rank r) { return 20000 - 3 * int64_t(r); }},
     };
     for (const auto& [name, value_of] : patterns) {
         for (Rank n : {4, 4096}) {
@@ -83,6 +83,17 @@ TEST_CASE("values that repeat across ranks stay one entry per value, as before s
     REQUIRE(v.per_rank_entries().size() == 2);
     CHECK(v.per_rank_entries()[0] == PerRankValue{-2, *RankList::parse("1-15:2"), 0});
     CHECK(v.per_rank_entries()[1] == PerRankValue{7, *RankList::parse("0-14:2"), 0});
+    check_every_rank(v, ranks, value_of);
+}
+
+TEST_CASE("symbolic values such as MPI_PROC_NULL are never part of a line")
+{
+    // Each rank's rank in a new communicator, -1 (none) on the rank that is not a member.
+    const auto ranks = first_ranks(3);
+    const auto value_of = [](Rank r) { return int64_t(1 - r); };
+    const Value v = shuffled(ranks, value_of, 2);
+    for (const auto& entry : v.per_rank_entries()) CHECK((entry.step == 0 || entry.value >= 0));
+    CHECK(v.per_rank_entries().size() == 3);
     check_every_rank(v, ranks, value_of);
 }
 
