@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 
 namespace htrace {
 namespace {
@@ -16,12 +15,8 @@ Range range_of(const Value& v)
 {
     if (v.is_exact()) return {v.exact(), v.exact()};
     if (v.is_histogram()) return {v.histogram().min().value, v.histogram().max().value};
-    Range r{std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()};
-    for (const auto& entry : v.per_rank()) {
-        r.low = std::min(r.low, entry.value);
-        r.high = std::max(r.high, entry.value);
-    }
-    return r;
+    const auto [low, high] = v.per_rank_range();
+    return {low, high};
 }
 
 bool ranges_may_merge(const Value& a, const Value& b, int precision)
@@ -82,9 +77,7 @@ uint64_t expected_iterations(const Value& iterations)
 {
     if (iterations.is_exact()) return static_cast<uint64_t>(std::max<int64_t>(iterations.exact(), 1));
     if (iterations.is_histogram()) return static_cast<uint64_t>(std::max<int64_t>(std::llround(iterations.histogram().mean()), 1));
-    int64_t most = 1;
-    for (const auto& entry : iterations.per_rank()) most = std::max(most, entry.value);
-    return static_cast<uint64_t>(most);
+    return static_cast<uint64_t>(std::max<int64_t>(iterations.per_rank_range().second, 1));
 }
 
 }  // namespace htrace

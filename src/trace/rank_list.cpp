@@ -37,6 +37,19 @@ void expand_run(const RankRun& run, size_t dim, int64_t base, std::vector<Rank>&
     }
 }
 
+// How many members of `run` (its innermost `dims` dimensions, from `start`) are below `rank`. A
+// dimension's blocks follow each other in ascending order, so only the block `rank` falls in is partial.
+int64_t members_below(const RankRun& run, size_t dims, int64_t start, Rank rank)
+{
+    if (dims == 0) return start < rank ? 1 : 0;
+    if (rank <= start) return 0;
+    const RankDimension& d = run.dims[dims - 1];
+    int64_t inner = 1;
+    for (size_t i = 0; i + 1 < dims; ++i) inner *= run.dims[i].count;
+    const int64_t block = d.stride <= 0 ? 0 : std::min<int64_t>((int64_t(rank) - start) / d.stride, d.count - 1);
+    return block * inner + members_below(run, dims - 1, start + block * d.stride, rank);
+}
+
 // Joins neighbouring runs of equal shape whose starts step evenly into one run with one more
 // dimension, until nothing joins.
 std::vector<RankRun> fold_runs(std::vector<RankRun> runs)
@@ -124,6 +137,15 @@ int64_t RankList::size() const
 bool RankList::contains(Rank rank) const
 {
     return std::any_of(runs_.begin(), runs_.end(), [rank](const RankRun& run) { return run_contains(run, rank); });
+}
+
+std::optional<int64_t> RankList::index_of(Rank rank) const
+{
+    if (!contains(rank)) return std::nullopt;
+    // Runs may interleave ("0-6^8:8,7-63:8"): the index counts the members below `rank` in every run.
+    int64_t below = 0;
+    for (const auto& run : runs_) below += members_below(run, run.dims.size(), run.start, rank);
+    return below;
 }
 
 std::vector<Rank> RankList::expand() const

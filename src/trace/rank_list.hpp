@@ -37,6 +37,7 @@ public:
     int64_t size() const;
     bool contains(Rank rank) const;
     std::vector<Rank> expand() const;  // ascending
+    std::optional<int64_t> index_of(Rank rank) const;  // its position in expand(), if a member
     RankList unite(const RankList& other) const;
     const std::vector<RankRun>& runs() const { return runs_; }
 

@@ -108,10 +108,11 @@ std::string json_value(const Value& v, Role role)
     }
     if (v.is_per_rank()) {
         std::string out = "{\"per_rank\": [";
-        for (size_t i = 0; i < v.per_rank().size(); ++i) {
-            const auto& entry = v.per_rank()[i];
-            out += (i ? ", " : "") + std::string("{\"value\": ") + std::to_string(entry.value) +
-                   ", \"ranks\": " + json_string(entry.ranks.to_string()) + "}";
+        const auto& entries = v.per_rank_entries();
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const auto& entry = entries[i];
+            out += (i ? ", " : "") + std::string("{\"value\": ") + std::to_string(entry.value) + ", \"step\": " +
+                   std::to_string(entry.step) + ", \"ranks\": " + json_string(entry.ranks.to_string()) + "}";
         }
         return out + "]}";
     }
@@ -175,9 +176,16 @@ std::string render_value(const Value& value, Role role)
     if (value.is_exact()) return symbolic(value.exact(), role);
     if (value.is_per_rank()) {
         std::string out = "{";
-        for (size_t i = 0; i < value.per_rank().size(); ++i) {
-            const auto& entry = value.per_rank()[i];
-            out += (i ? "," : "") + symbolic(entry.value, role) + "@" + entry.ranks.to_string();
+        const auto& entries = value.per_rank_entries();
+        for (size_t i = 0; i < entries.size(); ++i) {
+            const auto& entry = entries[i];
+            // A step reads as the i-th rank's value: "0+1*i@0-127" is key = rank.
+            std::string text = symbolic(entry.value, role);
+            if (entry.step != 0) {
+                text = std::to_string(entry.value) + (entry.step > 0 ? "+" : "-") +
+                       std::to_string(entry.step > 0 ? entry.step : -entry.step) + "*i";
+            }
+            out += (i ? "," : "") + text + "@" + entry.ranks.to_string();
         }
         return out + "}";
     }
@@ -340,6 +348,10 @@ std::string render_sequence(const Trace& trace)
             // How many requests the call completed, which a reader of one rank's calls can check.
             const auto positions = completed_set_exact ? decode_completed_set(completed_set) : std::nullopt;
             out += " completes=" + (positions ? std::to_string(positions->size()) : std::string("unknown"));
+            // Which of the rank's pending requests, newest first: a program's log can name them too.
+            for (size_t i = 0; positions && i < positions->size(); ++i) {
+                out += (i ? "," : " positions=") + std::to_string((*positions)[i]);
+            }
         }
         out += '\n';
     });

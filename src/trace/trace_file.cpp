@@ -21,16 +21,17 @@ constexpr size_t kFixedPrefix = sizeof(kMagic) + 8;  // magic, then the total si
 enum class NodeTag : uint8_t { event = 0, loop = 1 };
 
 // How events are laid out. Files from format 3 on store compute times to the nanosecond (as
-// variable-length integers: a few bytes instead of 32) and each call-site signature once (later
-// events name it by its index); the merge's messages between ranks keep times exact, since they are
-// still being combined.
+// variable-length integers: a few bytes instead of 32), each call-site signature once (later events
+// name it by its index) and steps in per-rank values; the merge's messages between ranks keep times
+// exact, since they are still being combined.
 struct Layout {
     bool signature_table = true;
     bool nanosecond_times = true;
+    bool per_rank_steps = true;
 };
 constexpr Layout kFileLayout{};
-constexpr Layout kMergeLayout{true, false};
-constexpr Layout kLayoutBeforeFormat3{false, false};
+constexpr Layout kMergeLayout{true, false, true};
+constexpr Layout kLayoutBeforeFormat3{false, false, false};
 
 uint64_t to_nanoseconds(double seconds) { return static_cast<uint64_t>(std::llround(std::max(seconds, 0.0) * 1e9)); }
 double from_nanoseconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
@@ -130,9 +131,11 @@ public:
     }
     // A count of things still to come, each at least one byte: a count larger than the bytes left
     // is corruption, caught here before anything is allocated for it.
-    size_t count()
+    size_t count() { return count_of(unsigned_int()); }
+
+    // A count already read: no more items than bytes left.
+    size_t count_of(uint64_t n)
     {
-        const uint64_t n = unsigned_int();
         if (n > size_ - std::min(pos_, size_)) {
             fail("corrupt: count " + std::to_string(n) + " at byte " + std::to_string(pos_) +
                  " exceeds the data");
@@ -214,10 +217,15 @@ public:
             out_.byte(static_cast<uint8_t>(ValueTag::exact));
             out_.signed_int(v.exact());
         } else if (v.is_per_rank()) {
+            // The entry count's low bit says whether steps follow the values: without, a list of
+            // plain per-rank values costs what it did before steps existed.
+            const auto& entries = v.per_rank_entries();
+            const bool steps = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.step != 0; });
             out_.byte(static_cast<uint8_t>(ValueTag::per_rank));
-            out_.unsigned_int(v.per_rank().size());
-            for (const auto& entry : v.per_rank()) {
+            out_.unsigned_int(entries.size() << 1 | (steps ? 1 : 0));
+            for (const auto& entry : entries) {
                 out_.signed_int(entry.value);
+                if (steps) out_.signed_int(entry.step);
                 ranks(entry.ranks);
             }
         } else {
@@ -331,6 +339,9 @@ uint64_t modelled_operation_count() { return static_cast<uint64_t>(Op::first_opa
 
 // ---- Reading --------------------------------------------------------------------------------------
 
+// More ranks than any job has: a per-rank value listing more is damaged.
+constexpr int64_t kMostRanks = int64_t(1) << 24;
+
 class BodyReader {
 public:
     BodyReader(Decoder& in, Layout layout) : in_(in), layout_(layout) {}
@@ -405,13 +416,32 @@ public:
         case ValueTag::exact:
             return Value(in_.signed_int());
         case ValueTag::per_rank: {
-            const size_t n = in_.count();
+            const size_t at = in_.position();
+            const uint64_t header = layout_.per_rank_steps ? in_.unsigned_int() : in_.unsigned_int() << 1;
+            const size_t n = in_.count_of(header >> 1);
+            const bool steps = (header & 1) != 0;
             std::vector<PerRankValue> entries;
+            int64_t listed = 0;
             for (size_t i = 0; i < n && in_.ok(); ++i) {
                 const int64_t v = in_.signed_int();
-                entries.push_back({v, ranks()});
+                const int64_t step = steps ? in_.signed_int() : 0;
+                entries.push_back({v, ranks(), step});
+                listed += entries.back().ranks.size();
+                // Reading the value lists every rank: a damaged size must not ask for the memory.
+                if (entries.back().ranks.size() < 0 || listed > kMostRanks) {
+                    in_.fail("corrupt: per-rank value for " + std::to_string(listed) + " ranks at byte " +
+                             std::to_string(at));
+                }
             }
-            return Value(std::move(entries));
+            if (!in_.ok()) return Value();
+            Value value(entries);
+            int64_t distinct = 0;
+            for (const auto& entry : value.per_rank_entries()) distinct += entry.ranks.size();
+            if (distinct != listed) {
+                in_.fail("corrupt: a rank with two per-rank values at byte " + std::to_string(at));
+                return Value();
+            }
+            return value;
         }
         case ValueTag::histogram:
             return Value(histogram());

@@ -1,13 +1,145 @@
 #include "trace/value.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <map>
+
 namespace htrace {
+namespace {
+
+struct RankValue {
+    Rank rank;
+    int64_t value;
+};
+
+// Every rank's value, ascending by rank (a rank given twice keeps its first value).
+std::vector<RankValue> rank_values(const std::vector<PerRankValue>& entries)
+{
+    std::vector<RankValue> out;
+    for (const auto& entry : entries) {
+        const std::vector<Rank> ranks = entry.ranks.expand();
+        for (size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], entry.value + int64_t(i) * entry.step});
+    }
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
+    out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
+              out.end());
+    return out;
+}
+
+std::vector<PerRankValue> grouped_by_value(const std::vector<RankValue>& values)
+{
+    std::map<int64_t, std::vector<Rank>> ranks_of;
+    for (const auto& rv : values) ranks_of[rv.value].push_back(rv.rank);
+    std::vector<PerRankValue> out;
+    for (const auto& [value, ranks] : ranks_of) out.push_back({value, RankList::from_sorted(ranks), 0});
+    return out;
+}
+
+// How far past a line's first rank to look for its second (bounds the work on long lists).
+constexpr size_t kPartnerWindow = 256;
+constexpr size_t kShortestLine = 3;
+
+// The values as lines: from the lowest rank not yet placed, through the next rank with another
+// value (so that ranks with one value can run along a line of another: `key = rank / 2` of
+// `color = rank % 2`), as far as ranks at the same stride follow with the same step. Negative
+// values (MPI_PROC_NULL, no communicator ...) stay symbolic: no line runs through them. What no line
+// of at least three ranks takes is grouped by value.
+std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
+{
+    const size_t n = values.size();
+    std::vector<char> placed(n, 0);
+    const auto find = [&](int64_t rank) -> size_t {
+        const auto at = std::lower_bound(values.begin(), values.end(), rank,
+                                         [](const RankValue& rv, int64_t r) { return rv.rank < r; });
+        return at != values.end() && at->rank == rank ? static_cast<size_t>(at - values.begin()) : n;
+    };
+    std::vector<PerRankValue> lines;
+    std::map<int64_t, std::vector<Rank>> alone;
+    for (size_t first = 0; first < n; ++first) {
+        if (placed[first]) continue;
+        placed[first] = 1;
+        const RankValue start = values[first];
+        size_t partner = first + 1;
+        const size_t window_end = std::min(n, first + 1 + kPartnerWindow);
+        while (partner < window_end && (placed[partner] || values[partner].value == start.value)) ++partner;
+        if (partner < window_end && start.value >= 0) {
+            const int64_t stride = int64_t(values[partner].rank) - start.rank;
+            const int64_t step = values[partner].value - start.value;
+            std::vector<size_t> members{first};
+            for (int64_t k = 1;; ++k) {
+                const size_t at = find(start.rank + k * stride);
+                if (at == n || placed[at] || values[at].value != start.value + k * step || values[at].value < 0) break;
+                members.push_back(at);
+            }
+            // Two ranks are no cheaper as a line, and would take a rank from its own value's group.
+            if (members.size() >= kShortestLine) {
+                std::vector<Rank> ranks;
+                for (size_t at : members) {
+                    placed[at] = 1;
+                    ranks.push_back(values[at].rank);
+                }
+                lines.push_back({start.value, RankList::from_sorted(ranks), step});
+                continue;
+            }
+        }
+        alone[start.value].push_back(start.rank);
+    }
+    for (auto& [value, ranks] : alone) {
+        std::sort(ranks.begin(), ranks.end());
+        lines.push_back({value, RankList::from_sorted(ranks), 0});
+    }
+    std::sort(lines.begin(), lines.end(), [](const PerRankValue& a, const PerRankValue& b) {
+        return a.ranks.runs().front().start < b.ranks.runs().front().start;
+    });
+    return lines;
+}
+
+}  // namespace
+
+// The canonical form: one entry per distinct value (ascending by value), unless lines with steps
+// take fewer entries (then ascending by first rank). Both depend on nothing but each rank's value.
+Value::Value(const std::vector<PerRankValue>& per_rank)
+{
+    const std::vector<RankValue> values = rank_values(per_rank);
+    std::vector<PerRankValue> by_value = grouped_by_value(values);
+    if (by_value.size() > 1) {
+        std::vector<PerRankValue> lines = affine_lines(values);
+        if (lines.size() < by_value.size()) {
+            data_ = std::move(lines);
+            return;
+        }
+    }
+    data_ = std::move(by_value);
+}
+
+std::vector<PerRankValue> Value::per_rank() const
+{
+    const auto& entries = per_rank_entries();
+    const bool constant = std::all_of(entries.begin(), entries.end(), [](const auto& e) { return e.step == 0; });
+    const bool ascending = std::adjacent_find(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+                               return a.value >= b.value;
+                           }) == entries.end();
+    return constant && ascending ? entries : grouped_by_value(rank_values(entries));
+}
+
+std::pair<int64_t, int64_t> Value::per_rank_range() const
+{
+    int64_t low = std::numeric_limits<int64_t>::max();
+    int64_t high = std::numeric_limits<int64_t>::min();
+    for (const auto& entry : per_rank_entries()) {
+        const int64_t last = entry.value + (std::max<int64_t>(entry.ranks.size(), 1) - 1) * entry.step;
+        low = std::min({low, entry.value, last});
+        high = std::max({high, entry.value, last});
+    }
+    return low <= high ? std::pair{low, high} : std::pair<int64_t, int64_t>{0, 0};
+}
 
 std::optional<int64_t> Value::value_for(Rank rank) const
 {
     if (is_exact()) return exact();
     if (is_per_rank()) {
-        for (const auto& entry : per_rank()) {
-            if (entry.ranks.contains(rank)) return entry.value;
+        for (const auto& entry : per_rank_entries()) {
+            if (const auto index = entry.ranks.index_of(rank)) return entry.value + *index * entry.step;
         }
     }
     return std::nullopt;

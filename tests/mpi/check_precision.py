@@ -114,8 +114,13 @@ class Value:
         elif isinstance(raw, int):
             self.exact = raw
         elif isinstance(raw, dict) and "per_rank" in raw:
-            self.per_rank = [(entry["value"], parse_rank_list_text(entry["ranks"], where))
-                             for entry in raw["per_rank"]]
+            # An entry's i-th rank (ascending) has value + i * step: regrouped per value.
+            by_value = {}
+            for entry in raw["per_rank"]:
+                ranks = sorted(parse_rank_list_text(entry["ranks"], where))
+                for i, rank in enumerate(ranks):
+                    by_value.setdefault(entry["value"] + i * entry.get("step", 0), set()).add(rank)
+            self.per_rank = sorted(by_value.items())
         elif isinstance(raw, dict) and "histogram" in raw:
             self.histogram = raw["histogram"]
             for key in ("count", "mean", "min", "max", "min_rank", "max_rank", "bins"):

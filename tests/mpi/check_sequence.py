@@ -22,7 +22,8 @@ are both reduced to the list of:
                 (function, destination, send tag, source, receive tag, bytes), wildcards as receives
   completions   ('complete', requests completed) for every Wait/Test call that completed at least
                 one, whichever it was: the trace's `completes=`, the log's `completed=` (a log line
-                with `of=MPI_X` completed the request of a call to MPI_X: left out with that call)
+                with `of=MPI_X` completed the request of a call to MPI_X: left out with that call);
+                where the log says which requests (`positions=`), the trace's `positions=` must too
   collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
 A receive whose cancel won (the log's `cancelled=1`) took no message, and replay leaves it out: for
@@ -286,6 +287,28 @@ def compare(logged, traced, ranks, wildcard_matches):
     return differences
 
 
+def position_differences(log_dir, ranks, sequence):
+    """Where the program logged which of its pending requests a completion call completed (positions=),
+    the trace's completion call that completed something at the same place among the rank's ones must
+    name the same (its positions=). A log with cancelled receives is left out: a replay does not make
+    them."""
+    differences = []
+    for rank, calls in check_calls.read_call_logs(log_dir, ranks).items():
+        logged = [call for call in calls
+                  if call.function in COMPLETION_FUNCTIONS and call.fields.get("completed", "0") != "0"]
+        if (any(call.fields.get("cancelled", "0") != "0" for call in calls)
+                or not any("positions" in call.fields for call in logged)):
+            continue
+        traced = [params for kind, _, params in sequence.get(rank, []) if kind == "completion"
+                  and params.get("completes", "0") not in ("0", "unknown")]
+        for index, (call, params) in enumerate(zip(logged, traced)):
+            if "positions" in call.fields and call.fields["positions"] != params.get("positions"):
+                differences.append(f"rank {rank}: completion #{index} ({call.where}) completed the requests at "
+                                   f"positions {call.fields['positions']}, the trace says {params.get('positions')}")
+                break
+    return differences
+
+
 def wildcard_receive_matches(log_dir, ranks):
     """Per rank, the sources the program's completion calls say its wildcard receives matched."""
     return {rank: collections.Counter(source for call in calls if call.function in COMPLETION_FUNCTIONS
@@ -336,6 +359,7 @@ def main():
         traced = {rank: reduced.without_completions() for rank, reduced in traced.items()}
 
     differences = compare(logged, traced, args.ranks, wildcard_receive_matches(args.log_dir, args.ranks))
+    differences += position_differences(args.log_dir, args.ranks, sequence)
     if differences:
         check_calls.print_differences(f"{name}: the calls of {check_calls.plural(len(differences), 'rank')} differ "
                                       f"from the program logs, in order:", differences, MAX_RANKS_SHOWN)

@@ -3,7 +3,8 @@
 
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
                   [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep]
-                  [--check-precision PROGRAM | --no-precision-model] [--check-folding] -- PROGRAM ARGS...
+                  [--check-precision PROGRAM | --no-precision-model] [--check-rank-values]
+                  [--check-folding] -- PROGRAM ARGS...
 
 1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
@@ -15,7 +16,9 @@
 4. Runs check_calls.py (next to this script): the trace must hold exactly the calls the program logged.
    Below precision 100 values merge, so it runs check_precision.py instead for a program it has a
    model of (--check-precision); for one it has none of (--no-precision-model), check_calls.py
-   compares only the job-wide calls and bytes per function, within TOTALS_TOLERANCE.
+   compares only the job-wide calls and bytes per function, within TOTALS_TOLERANCE. With
+   --check-rank-values, at precision 100, check_rank_values.py: the ranks the program's splits got in
+   their new communicators, and one per-rank entry per new communicator.
 5. At precision 100, runs check_sequence.py on the trace: the tracer's record of each rank's calls,
    in order (sends, receives, completions, collectives), must be the program's log.
    With --check-folding, runs check_folding.py: the program's cycles must fold into one loop.
@@ -81,6 +84,8 @@ def parse_arguments(argv):
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
     parser.add_argument("--check-precision", metavar="PROGRAM",
                         help="also run check_precision.py for this program (convergence, land_sea, drifting)")
+    parser.add_argument("--check-rank-values", action="store_true",
+                        help="also check the new_rank= its splits log against the trace (check_rank_values.py)")
     parser.add_argument("--no-precision-model", action="store_true",
                         help="below precision 100, check_precision.py has no model of this program and per-rank "
                              "exactness is what merging gives up: check_calls.py compares job-wide totals only")
@@ -181,6 +186,11 @@ def run_case(args, mpirun, scratch):
                           "program's log",
                   [here / "check_sequence.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
                    "--ranks", args.np, "--label", "original trace"])
+    if args.check_rank_values and args.precision == 100:
+        run_check(failed, "rank values: the ranks in new communicators are not what the program got, or not one "
+                          "entry per communicator",
+                  [here / "check_rank_values.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np])
     if args.h_replay:
         check_replay(args, prefix, scratch, trace, log_dir, failed)
     if failed:

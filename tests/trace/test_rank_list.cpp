@@ -92,3 +92,16 @@ TEST_CASE("rank list text that is not a rank list is refused")
     }
     CHECK(RankList::parse("")->empty());
 }
+
+TEST_CASE("a rank's index in a list is its position among the list's ranks in ascending order")
+{
+    for (const char* text : {"0-6^8:8,7-63:8", "3", "1-15:2,16-20", "0-3^4:8^2:100"}) {
+        CAPTURE(text);
+        const RankList list = *RankList::parse(text);
+        const std::vector<Rank> ranks = list.expand();
+        for (size_t i = 0; i < ranks.size(); ++i) CHECK(list.index_of(ranks[i]) == int64_t(i));
+        for (Rank r = -1; r < 300; ++r) {
+            if (!std::binary_search(ranks.begin(), ranks.end(), r)) CHECK_FALSE(list.index_of(r).has_value());
+        }
+    }
+}

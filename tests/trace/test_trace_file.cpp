@@ -27,6 +27,9 @@ Trace sample_trace()
     per_rank.ranks = RankList::from_sorted({0, 1, 2, 3, 4, 5, 6, 7});
     per_rank.params[0].value = Value(std::vector<PerRankValue>{{1, RankList::from_sorted({0, 1, 2, 3})},
                                                               {kProcNull, RankList::from_sorted({4, 5, 6, 7})}});
+    // Bytes that follow the rank on 0-5 (a step), and one value on the rest.
+    per_rank.params[2].value = Value(std::vector<PerRankValue>{{64, RankList::from_sorted({0, 1, 2, 3, 4, 5}), 8},
+                                                              {8, RankList::from_sorted({6, 7})}});
     Histogram sizes(t.header.histogram);
     sizes.keep_seen_values();
     for (int i = 0; i < 200; ++i) sizes.add(80 + (i * 7) % 50, i % 8);

@@ -6,7 +6,8 @@
 !     <MPI function name> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or -> [key=value ...]
 !
 ! The optional key=value fields are those of call_log.h, given to log_call as optional arguments of
-! the same names: tag, recv_tag, matched_tag (point-to-point calls) and completed (Wait/Test calls).
+! the same names: tag, recv_tag, matched_tag (point-to-point calls) and completed, positions
+! (Wait/Test calls).
 ! No MPI inside, so the module serves `use mpi` and `use mpi_f08` programs alike and cannot change
 ! what the tracer sees. Callers translate MPI_ANY_SOURCE / MPI_PROC_NULL / MPI_ANY_TAG to the LOG_
 ! values below.
@@ -45,11 +46,13 @@ contains
   ! One call. `bytes` is a default integer: the test programs move far less than 2 GiB per call.
   ! Point-to-point calls give `tag` (and `recv_tag`, `matched_tag` where call_log.h says), Wait/Test
   ! calls `completed`: pass them by keyword.
-  subroutine log_call(function_name, bytes, peers, matched, tag, recv_tag, matched_tag, completed)
+  subroutine log_call(function_name, bytes, peers, matched, tag, recv_tag, matched_tag, completed, positions)
     character(len=*), intent(in) :: function_name
     integer, intent(in) :: bytes
     integer, intent(in), optional :: peers(:), matched(:)
     integer, intent(in), optional :: tag, recv_tag, matched_tag, completed
+    integer, intent(in), optional :: positions(:)
+    integer :: i
 
     if (.not. log_open) return
     write (log_unit, '(a, 1x, i0)', advance='no') function_name, bytes
@@ -59,6 +62,14 @@ contains
     call write_field('recv_tag', recv_tag)
     call write_field('matched_tag', matched_tag)
     call write_field('completed', completed)
+    if (present(positions)) then
+      if (size(positions) > 0) then
+        write (log_unit, '(a, i0)', advance='no') ' positions=', positions(1)
+        do i = 2, size(positions)
+          write (log_unit, '(a, i0)', advance='no') ',', positions(i)
+        end do
+      end if
+    end if
     write (log_unit, '()')
   end subroutine log_call
 

@@ -18,6 +18,9 @@
  *                          Waitsome/Testsome; requests on MPI_PROC_NULL count as requests
  *         of=MPI_X         (log_completion_of) the function that made the one request it completed,
  *                          where a replay cannot make that call (neighbour collectives)
+ *         positions=P,Q    which requests it completed, as positions among the rank's pending requests
+ *                          newest first (0: the one made last; src/trace/completion_set.hpp), ascending;
+ *                          the Fortran programs log it (call_log.f90), check_sequence.py compares it
  *     cancelled receives (log_recv_cancelled, log_completion_cancelled), logged once the outcome is known:
  *         cancelled=N      on the MPI_Irecv: 1 if its cancel won; on the completion: how many of the
  *                          requests it completed were such receives

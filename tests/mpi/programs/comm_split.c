@@ -1,9 +1,10 @@
 /* MPI_COMM_WORLD split into rows of COLS ranks (color = rank / COLS; the last row may be shorter) and
  * duplicated. Per iteration: an MPI_Sendrecv ring inside the row, an MPI_Allreduce and an MPI_Bcast from
- * the row's rank 0 in the row, and an MPI_Barrier on the duplicate. Then an MPI_Reduce on the duplicate
- * and MPI_Comm_free of both.
- * Exercises: peers given in sub-communicator ranks that the trace must report as world ranks, and
- * collectives on communicators other than MPI_COMM_WORLD.
+ * the row's rank 0 in the row, and an MPI_Barrier on the duplicate. Then an MPI_Reduce on the duplicate,
+ * a split into halves by parity (freed at once) and MPI_Comm_free of both.
+ * Exercises: peers given in sub-communicator ranks that the trace must report as world ranks,
+ * collectives on communicators other than MPI_COMM_WORLD, and ranks in new communicators that follow
+ * the world rank (the splits log the rank they got).
  *
  * Usage: comm_split [COLS [ITERATIONS]]    (defaults 3, 5) */
 #include <mpi.h>
@@ -14,6 +15,18 @@
 
 enum { RING_LENGTH = 3 }; /* ints per ring message */
 
+/* MPI_Comm_split with the colour it gave and the rank in the new communicator that the MPI_Comm_rank
+ * after it returned, then that MPI_Comm_rank. */
+static void log_split(int color, int new_rank)
+{
+    if (call_log_begin("MPI_Comm_split", 0, 0, NULL, 0, NULL)) {
+        call_log_field("color", color);
+        call_log_field("new_rank", new_rank);
+        call_log_end();
+    }
+    log_call("MPI_Comm_rank", 0);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -23,13 +36,12 @@ int main(int argc, char **argv)
     const int iterations = argc > 2 ? atoi(argv[2]) : 5;
 
     MPI_Comm row, dup;
+    int row_rank, row_size;
     MPI_Comm_split(MPI_COMM_WORLD, rank / cols, rank, &row);
-    log_call("MPI_Comm_split", 0);
+    MPI_Comm_rank(row, &row_rank);
+    log_split(rank / cols, row_rank);
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     log_call("MPI_Comm_dup", 0);
-    int row_rank, row_size;
-    MPI_Comm_rank(row, &row_rank);
-    log_call("MPI_Comm_rank", 0);
     MPI_Comm_size(row, &row_size);
     log_call("MPI_Comm_size", 0);
 
@@ -81,6 +93,16 @@ int main(int argc, char **argv)
 
     if (rank == 0)
         printf("comm_split: ranks %d in rows of %d, iterations %d, checksum %lld\n", size, cols, iterations, total);
+
+    /* Halves by parity in world order: a rank's rank in its half is rank / 2, a value that follows the
+     * rank (tests/mpi/check_rank_values.py). */
+    MPI_Comm half;
+    int half_rank;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    MPI_Comm_rank(half, &half_rank);
+    log_split(rank % 2, half_rank);
+    MPI_Comm_free(&half);
+    log_call("MPI_Comm_free", 0);
 
     MPI_Comm_free(&row);
     log_call("MPI_Comm_free", 0);
