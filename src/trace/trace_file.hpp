@@ -12,8 +12,10 @@
 namespace htrace {
 
 // 2 added the completed_set and cancelled_set parameters of completion calls; version 1 files read
-// as they are.
-inline constexpr uint32_t kTraceFormatVersion = 2;
+// as they are. 3 models persistent requests, matched probes and receives, MPI_Request_free and
+// MPI_Cancel (new operation codes, the synchronous parameter) and gives MPI_Sendrecv_replace its
+// recv_bytes.
+inline constexpr uint32_t kTraceFormatVersion = 3;
 inline constexpr uint32_t kOldestReadableFormatVersion = 1;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);
