@@ -178,6 +178,8 @@ int64_t relative_peer(int peer, const CommInfo& comm)
 
 int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
 
+SentTo sent_to(int peer, int tag, const CommInfo& comm) { return {true, relative_peer(peer, comm), tag_value(tag), comm.id}; }
+
 // How many peers a collective's per-peer arrays cover on one side.
 int peer_count(Op op, MPI_Comm comm, bool send_side)
 {
@@ -476,9 +478,8 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
     }
     const CommInfo comm = comms_.lookup(args.comm);
     if (rc == MPI_SUCCESS && (present & arg::request)) {
-        pending_requests_.created(args.request, kind == OperationKind::send
-                                                    ? SentTo{true, relative_peer(args.peer, comm), tag_value(args.tag), comm.id}
-                                                    : SentTo{});
+        pending_requests_.created(args.request,
+                                  kind == OperationKind::send ? sent_to(args.peer, args.tag, comm) : SentTo{});
     }
     switch (kind) {
     case OperationKind::send:
@@ -569,9 +570,8 @@ void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
             pending_requests_.created(request);
         } else {
             const PersistentRequest& made = found->second;
-            pending_requests_.created(request, made.init == Op::Recv_init ? SentTo{}
-                                                                          : SentTo{true, relative_peer(made.peer, made.comm),
-                                                                                   tag_value(made.tag), made.comm.id});
+            pending_requests_.created(request,
+                                      made.init == Op::Recv_init ? SentTo{} : sent_to(made.peer, made.tag, made.comm));
             call.add(Role::peer, relative_peer(made.peer, made.comm));
             call.add(Role::tag, tag_value(made.tag));
             call.add(made.init == Op::Recv_init ? Role::recv_bytes : Role::bytes, made.bytes);

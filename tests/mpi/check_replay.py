@@ -111,8 +111,7 @@ def cancelled_sends(log_dir, ranks):
         raise CannotCompare(str(error)) from error
     cancelled = {}
     for rank, calls in logs.items():
-        sends = [call for call in calls if call.function in SEND_FUNCTIONS | {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
-                 or (call.function == "MPI_Start" and call.fields.get("started") != "MPI_Recv_init")]
+        sends = [call for call in calls if is_logged_send(call) or call.function in ("MPI_Sendrecv", "MPI_Sendrecv_replace")]
         cancelled[rank] = {index for index, call in enumerate(sends) if call.fields.get("cancelled", "0") != "0"}
     return cancelled
 
@@ -134,15 +133,20 @@ def check_exact(original, replayed, left_out, cancelled=None):
     return differences
 
 
+def is_logged_send(call):
+    """Whether a program's log line is a send (a started persistent send included)."""
+    return call.function in SEND_FUNCTIONS or (call.function == "MPI_Start" and call.fields.get("started") != "MPI_Recv_init")
+
+
 def logged_sends(log_dir, ranks):
-    """(messages, bytes) the program logged sending."""
+    """(messages, bytes) the program logged sending (sends whose cancel won moved nothing)."""
     try:
-        tallies = check_calls.read_program_logs(log_dir, ranks)
+        logs = check_calls.read_call_logs(log_dir, ranks)
     except check_calls.CannotCompare as error:
         raise CannotCompare(str(error)) from error
-    sends = [tally for per_function in tallies.values() for function, tally in per_function.items()
-             if function in SEND_FUNCTIONS]
-    return sum(t.calls for t in sends), sum(t.bytes for t in sends)
+    sends = [call for calls in logs.values() for call in calls
+             if is_logged_send(call) and call.fields.get("cancelled", "0") == "0"]
+    return len(sends), sum(call.bytes for call in sends)
 
 
 def check_volume(log_dir, ranks, replayed, precision):
