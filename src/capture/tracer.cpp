@@ -655,7 +655,9 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
-    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_, &completed_sends_);
+    // Where sends were going matters only for those cancelled: the usual completion does not copy it.
+    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_,
+                                                      cancelled_.empty() ? nullptr : &completed_sends_);
     // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
     std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
         return completed_positions_[a.completed] > completed_positions_[b.completed];
