@@ -19,7 +19,8 @@ enum : uint32_t {
     source = 1u << 10, root = 1u << 11, tag = 1u << 12, recvtag = 1u << 13, comm = 1u << 14,
     newcomm = 1u << 15, freecomm = 1u << 16, request = 1u << 17, request_count = 1u << 18,
     requests = 1u << 19, status = 1u << 20, statuses = 1u << 21, index = 1u << 22, flag = 1u << 23,
-    outcount = 1u << 24, indices = 1u << 25,
+    outcount = 1u << 24, indices = 1u << 25, persistent = 1u << 26, message = 1u << 27,
+    matched_message = 1u << 28,
 };
 }  // namespace arg
 
@@ -52,6 +53,8 @@ struct CallArgs {
     int flag = 0;
     int outcount = 0;
     const int* indices = nullptr;
+    MPI_Message message = MPI_MESSAGE_NULL;          // returned by Mprobe/Improbe
+    MPI_Message matched_message = MPI_MESSAGE_NULL;  // given to Mrecv/Imrecv, as it was before the call
 };
 
 // Where the application called the wrapper this expands in.

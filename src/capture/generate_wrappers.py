@@ -75,10 +75,12 @@ C_BEFORE = {  # role -> code run before the PMPI call; NAME is the argument
     "peer": "a.peer = NAME;", "source": "a.source = NAME;", "root": "a.root = NAME;",
     "tag": "a.tag = NAME;", "recvtag": "a.recvtag = NAME;", "comm": "a.comm = NAME;",
     "freecomm": "a.comm = *NAME;", "request_count": "a.request_count = NAME;",
+    "matched_message": "a.matched_message = *NAME;",
 }
 C_AFTER = {  # role -> code run after the PMPI call
     "newcomm": "a.newcomm = *NAME;", "request": "a.request = *NAME;", "index": "a.index = *NAME;",
     "flag": "a.flag = *NAME;", "outcount": "a.outcount = *NAME;", "indices": "a.indices = NAME;",
+    "persistent": "a.request = *NAME;", "message": "a.message = *NAME;",
 }
 
 F_BEFORE = {
@@ -89,6 +91,7 @@ F_BEFORE = {
     "peer": "a.peer = *NAME;", "source": "a.source = *NAME;", "root": "a.root = *NAME;",
     "tag": "a.tag = *NAME;", "recvtag": "a.recvtag = *NAME;", "comm": "a.comm = PMPI_Comm_f2c(*NAME);",
     "freecomm": "a.comm = PMPI_Comm_f2c(*NAME);", "request_count": "a.request_count = *NAME;",
+    "matched_message": "a.matched_message = PMPI_Message_f2c(*NAME);",
 }
 F_LATE_BEFORE = {  # need the scalars above first
     "sendtypes": "a.sendtypes = call.types_from_fortran(NAME, htrace::capture::send_peer_count(call));",
@@ -98,6 +101,7 @@ F_AFTER = {
     "newcomm": "a.newcomm = PMPI_Comm_f2c(*NAME);", "request": "a.request = PMPI_Request_f2c(*NAME);",
     "index": "a.index = htrace::capture::index_from_fortran(*NAME);", "flag": "a.flag = *NAME;",
     "outcount": "a.outcount = *NAME;", "indices": "a.indices = call.indices_from_fortran(NAME, a.outcount);",
+    "persistent": "a.request = PMPI_Request_f2c(*NAME);", "message": "a.message = PMPI_Message_f2c(*NAME);",
 }
 
 

@@ -15,6 +15,10 @@ Kinds (what the recorder does with the call):
   send, recv         point-to-point; `peer` is the destination or the requested source
   sendrecv           both at once; `peer` is the destination, `source` the source
   probe              like recv, but moves no data
+  persistent_init    makes a persistent send or receive request (`persistent`), which moves nothing yet
+  start              starts persistent requests (`requests`): each one a send or receive from then on
+  request_free       frees `requests`, whether pending or not
+  cancel             asks to cancel `requests` (whether it did, their completion says)
   completion         Wait/Test family: completes requests
   collective         every collective; `root` where there is one
   comm_create        makes a communicator (`newcomm`) from `comm`
@@ -31,6 +35,8 @@ Roles and what the trace makes of them:
   peer, source, root ranks in `comm`; stored relative to the caller (see DESIGN.md, Endpoints)
   tag, recvtag, comm, newcomm, freecomm
   request            the request an operation creates
+  persistent         the persistent request an init creates (inactive until started)
+  message, matched_message   the message handle Mprobe/Improbe return, and the one Mrecv/Imrecv take
   requests+request_count   the requests a completion call looks at (read before the call)
   status, statuses   what matched (the tracer substitutes its own for MPI_STATUS(ES)_IGNORE)
   index, flag, outcount, indices   what a completion call reports
@@ -93,6 +99,27 @@ FUNCTIONS = [
      "int source:source, int recvtag:recvtag, MPI_Comm comm:comm, MPI_Status *status:status"),
     ("Probe", "probe", "int source:peer, int tag:tag, MPI_Comm comm:comm, MPI_Status *status:status"),
     ("Iprobe", "probe", "int source:peer, int tag:tag, MPI_Comm comm:comm, int *flag:flag, MPI_Status *status:status"),
+
+    # Persistent requests, matched probes and receives, cancel and free: one block, so that what
+    # changes here stays together.
+    ("Send_init", "persistent_init", SEND + ", MPI_Request *request:persistent"),
+    ("Bsend_init", "persistent_init", SEND + ", MPI_Request *request:persistent"),
+    ("Ssend_init", "persistent_init", SEND + ", MPI_Request *request:persistent"),
+    ("Rsend_init", "persistent_init", SEND + ", MPI_Request *request:persistent"),
+    ("Recv_init", "persistent_init", "void *buf, int count:recvcount, MPI_Datatype datatype:recvtype, int source:peer, "
+                                     "int tag:tag, MPI_Comm comm:comm, MPI_Request *request:persistent"),
+    ("Start", "start", "MPI_Request *request:requests"),
+    ("Startall", "start", "int count:request_count, MPI_Request array_of_requests[]:requests"),
+    ("Request_free", "request_free", "MPI_Request *request:requests"),
+    ("Cancel", "cancel", "MPI_Request *request:requests"),
+    ("Mprobe", "probe", "int source:peer, int tag:tag, MPI_Comm comm:comm, MPI_Message *message:message, "
+                        "MPI_Status *status:status"),
+    ("Improbe", "probe", "int source:peer, int tag:tag, MPI_Comm comm:comm, int *flag:flag, "
+                         "MPI_Message *message:message, MPI_Status *status:status"),
+    ("Mrecv", "recv", "void *buf, int count:recvcount, MPI_Datatype type:recvtype, MPI_Message *message:matched_message, "
+                      "MPI_Status *status:status"),
+    ("Imrecv", "recv", "void *buf, int count:recvcount, MPI_Datatype type:recvtype, "
+                       "MPI_Message *message:matched_message, MPI_Request *request:request"),
 
     ("Wait", "completion", "MPI_Request *request:requests, MPI_Status *status:status"),
     ("Waitall", "completion", "int count:request_count, MPI_Request array_of_requests[]:requests, "

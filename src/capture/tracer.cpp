@@ -79,6 +79,31 @@ struct WildcardReceive {
     bool any_tag;
 };
 
+// A persistent request as its init made it: what each MPI_Start of it sends or receives.
+struct PersistentRequest {
+    Op init;
+    CommInfo comm;
+    int peer;
+    int tag;
+    int64_t bytes;
+};
+
+// Where a pending send goes, so that the completion that finds it cancelled can say which message
+// never went.
+struct SentTo {
+    bool send = false;
+    int64_t peer = 0;  // relative, as the send's event has it
+    int64_t tag = 0;
+    int64_t comm = 0;
+};
+
+// A message MPI_Mprobe or MPI_Improbe matched, until MPI_Mrecv or MPI_Imrecv receives it.
+struct MatchedMessage {
+    CommInfo comm;
+    int source;
+    int tag;
+};
+
 class Tracer {
 public:
     bool active() const { return tracing.load(std::memory_order_relaxed); }
@@ -93,6 +118,9 @@ private:
     void add_completion(RecordedCall& call, const CallArgs& args);
     void add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
     void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
+    void record_starts(RecordedCall& first, const CallArgs& args);
+    void add_request_free(RecordedCall& call, const CallArgs& args);
+    void add_matched_receive(RecordedCall& call, const CallArgs& args, uint32_t present);
     void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
 
     std::mutex mutex_;
@@ -103,10 +131,14 @@ private:
     Communicators comms_;
     LoopFolder folder_;
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
-    PendingRequests<MPI_Request> pending_requests_;
+    PendingRequests<MPI_Request, SentTo> pending_requests_;
+    // Handles are the library's to reuse once freed or received: entries leave with the object.
+    std::unordered_map<MPI_Request, PersistentRequest> persistent_;
+    std::unordered_map<MPI_Message, MatchedMessage> messages_;
     // Scratch of add_completion.
     std::vector<MPI_Request> completed_requests_;
     std::vector<uint32_t> completed_positions_;
+    std::vector<SentTo> completed_sends_;
     std::vector<size_t> cancelled_;  // indices in completed_requests_
     std::vector<uint32_t> cancelled_positions_;
     std::vector<int64_t> set_values_;
@@ -145,6 +177,8 @@ int64_t relative_peer(int peer, const CommInfo& comm)
 }
 
 int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
+
+SentTo sent_to(int peer, int tag, const CommInfo& comm) { return {true, relative_peer(peer, comm), tag_value(tag), comm.id}; }
 
 // How many peers a collective's per-peer arrays cover on one side.
 int peer_count(Op op, MPI_Comm comm, bool send_side)
@@ -328,14 +362,18 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
     call.op = op;
     call.signature = call_path_signature(site);
     call.compute_seconds = std::max(0.0, entered - last_exit_);
-    describe(call, args, rc);
+    if (operation_kind(op) == OperationKind::start && rc == MPI_SUCCESS) {
+        record_starts(call, args);
+    } else {
+        describe(call, args, rc);
+        folder_.append(call);
+    }
     ++calls_;
     if (static_cast<size_t>(op) >= static_cast<size_t>(Op::first_opaque)) {
         type_sizes_.forget();
         const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
         if (index < opaque_calls_.size()) ++opaque_calls_[index];
     }
-    folder_.append(call);
     last_exit_ = now_ticks();
 }
 
@@ -427,8 +465,22 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
         call.add(Role::comm, comms_.remove(args.comm));
         return;
     }
+    if (kind == OperationKind::request_free) {
+        add_request_free(call, args);
+        return;
+    }
+    // Whether a cancel did shows where the request completes; a start that failed started nothing.
+    if (kind == OperationKind::cancel || kind == OperationKind::start) return;
+    if (present & arg::matched_message) {
+        if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
+        add_matched_receive(call, args, present);
+        return;
+    }
     const CommInfo comm = comms_.lookup(args.comm);
-    if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
+    if (rc == MPI_SUCCESS && (present & arg::request)) {
+        pending_requests_.created(args.request,
+                                  kind == OperationKind::send ? sent_to(args.peer, args.tag, comm) : SentTo{});
+    }
     switch (kind) {
     case OperationKind::send:
     case OperationKind::recv:
@@ -439,10 +491,21 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
             wildcard_receives_[args.request].push_back(
                 {comm, args.peer == MPI_ANY_SOURCE, args.tag == MPI_ANY_TAG});
         }
-        if (rc == MPI_SUCCESS && (present & arg::status) && args.status && (op != Op::Iprobe || args.flag)) {
+        if (rc == MPI_SUCCESS && (present & arg::status) && args.status && (!(present & arg::flag) || args.flag)) {
             const bool any_source = (present & arg::source) ? args.source == MPI_ANY_SOURCE : args.peer == MPI_ANY_SOURCE;
             const int wanted_tag = (present & arg::recvtag) ? args.recvtag : args.tag;
             add_matched(call, comm, any_source, wanted_tag == MPI_ANY_TAG, *args.status);
+            if (present & arg::message) {
+                messages_[args.message] = {comm, args.status->MPI_SOURCE, args.status->MPI_TAG};
+            }
+        }
+        break;
+    case OperationKind::persistent_init:
+        add_point_to_point(call, args, comm, present);
+        if (rc == MPI_SUCCESS) {
+            persistent_[args.request] = {call.op, comm, args.peer, args.tag,
+                                         (present & arg::count) ? int64_t(args.count) * type_sizes_.of(args.datatype)
+                                                                : int64_t(args.recvcount) * type_sizes_.of(args.recvtype)};
         }
         break;
     case OperationKind::collective:
@@ -477,6 +540,8 @@ void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const 
         call.add(Role::recv_tag, tag_value(args.recvtag));
     }
     if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
+    // Sendrecv_replace receives as many bytes as it sends, into the same buffer.
+    if (call.op == Op::Sendrecv_replace) call.add(Role::recv_bytes, int64_t(args.count) * type_sizes_.of(args.datatype));
     if (present & arg::flag) call.add(Role::completed, args.flag);
     call.add(Role::comm, comm.id);
 }
@@ -486,6 +551,68 @@ void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_sour
 {
     if (any_source) call.add(Role::matched_peer, relative_peer(status.MPI_SOURCE, comm));
     if (any_tag) call.add(Role::matched_tag, status.MPI_TAG);
+}
+
+// Each request an MPI_Start or MPI_Startall starts is one MPI_Start event: the send or receive its
+// init described, from then on a pending request like an MPI_Isend's or MPI_Irecv's. The first
+// event carries the computation before the call.
+void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
+{
+    const int count = first.op == Op::Start ? 1 : args.request_count;
+    for (int i = 0; i < count && args.requests != nullptr; ++i) {
+        RecordedCall call;
+        call.op = Op::Start;
+        call.signature = first.signature;
+        call.compute_seconds = i == 0 ? first.compute_seconds : 0;
+        const MPI_Request request = args.requests[i];
+        auto found = persistent_.find(request);
+        if (found == persistent_.end()) {
+            pending_requests_.created(request);
+        } else {
+            const PersistentRequest& made = found->second;
+            pending_requests_.created(request,
+                                      made.init == Op::Recv_init ? SentTo{} : sent_to(made.peer, made.tag, made.comm));
+            call.add(Role::peer, relative_peer(made.peer, made.comm));
+            call.add(Role::tag, tag_value(made.tag));
+            call.add(made.init == Op::Recv_init ? Role::recv_bytes : Role::bytes, made.bytes);
+            call.add(Role::comm, made.comm.id);
+            if (made.init == Op::Ssend_init) call.add(Role::synchronous, 1);
+            if (made.init == Op::Recv_init && (made.peer == MPI_ANY_SOURCE || made.tag == MPI_ANY_TAG)) {
+                wildcard_receives_[request].push_back(
+                    {made.comm, made.peer == MPI_ANY_SOURCE, made.tag == MPI_ANY_TAG});
+            }
+        }
+        folder_.append(call);
+    }
+}
+
+// A freed request leaves the pending list where it is freed (positions as a completion's), so that
+// a later request with the same handle is not taken for it; one still active completes unseen.
+void Tracer::add_request_free(RecordedCall& call, const CallArgs& args)
+{
+    if (args.requests == nullptr) return;
+    const MPI_Request request = args.requests[0];
+    persistent_.erase(request);
+    wildcard_receives_.erase(request);
+    completed_requests_.assign(1, request);
+    encode_completed_set(pending_requests_.complete(completed_requests_), set_values_);
+    for (int64_t value : set_values_) call.add(Role::completed_set, value);
+}
+
+// MPI_Mrecv and MPI_Imrecv receive the message their probe matched: its source and tag, exactly.
+void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint32_t present)
+{
+    auto found = messages_.find(args.matched_message);
+    if (found == messages_.end()) {  // a message probed before tracing began: its size alone is known
+        call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
+        return;
+    }
+    CallArgs from_message = args;
+    from_message.peer = found->second.source;
+    from_message.tag = found->second.tag;
+    const CommInfo comm = found->second.comm;
+    messages_.erase(found);
+    add_point_to_point(call, from_message, comm, present);
 }
 
 void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
@@ -528,7 +655,9 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
-    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_);
+    // Where sends were going matters only for those cancelled: the usual completion does not copy it.
+    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_,
+                                                      cancelled_.empty() ? nullptr : &completed_sends_);
     // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
     std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
         return completed_positions_[a.completed] > completed_positions_[b.completed];
@@ -549,6 +678,16 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     if (cancelled_positions_.empty()) return;
     encode_completed_set(cancelled_positions_, set_values_);
     for (int64_t value : set_values_) call.add(Role::cancelled_set, value);
+    // The sends among them, oldest request first: their messages never went.
+    std::sort(cancelled_.begin(), cancelled_.end(),
+              [&](size_t a, size_t b) { return completed_positions_[a] > completed_positions_[b]; });
+    for (size_t k : cancelled_) {
+        const SentTo& sent = completed_sends_[k];
+        if (!sent.send) continue;
+        call.add(Role::cancelled_peer, sent.peer);
+        call.add(Role::cancelled_tag, sent.tag);
+        call.add(Role::cancelled_comm, sent.comm);
+    }
 }
 
 void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)

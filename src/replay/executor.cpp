@@ -101,7 +101,7 @@ void Executor::issue_call(const ScheduledCall& call)
         const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
         char* buffer = receive_.at_least(call.bytes);
         const int n = as_count(call.bytes);
-        const int tag = static_cast<int>(call.tag);
+        const int tag = call.tag == kAnyTag ? MPI_ANY_TAG : static_cast<int>(call.tag);
         if (call.request == 0) {
             MPI_Recv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), MPI_STATUS_IGNORE);
             count(Op::Recv, call.bytes);
@@ -160,6 +160,11 @@ void Executor::complete(const ScheduledCall& call)
     }
     const int n = static_cast<int>(waiting_.size());
     if (n == 0) return;
+    if (call.op == Op::Request_free) {  // freed where the traced rank freed them: nobody waits
+        for (MPI_Request& request : waiting_) MPI_Request_free(&request);
+        count(Op::Request_free, 0);
+        return;
+    }
     Op issued = Op::Waitall;
     if (n == 1 && call.op == Op::Wait) {
         MPI_Wait(waiting_.data(), MPI_STATUS_IGNORE);

@@ -7,14 +7,28 @@ namespace htrace::replay {
 namespace {
 
 // Buffered and ready sends need what replay cannot promise (an attached buffer, a receive already
-// posted in real time): they go out as standard sends, moving the same bytes.
-Op replayed_send(Op op)
+// posted in real time): they go out as standard sends, moving the same bytes. A started persistent
+// send goes out as the non-blocking send its init describes.
+Op replayed_send(const Event& e)
 {
-    switch (op) {
+    switch (e.op) {
     case Op::Bsend:
     case Op::Rsend: return Op::Send;
     case Op::Ibsend:
     case Op::Irsend: return Op::Isend;
+    case Op::Start: return e.find(Role::synchronous) != nullptr ? Op::Issend : Op::Isend;
+    default: return e.op;
+    }
+}
+
+// A receive of a message a matched probe found, or of a started persistent request, is the plain
+// receive from that message's source and tag.
+Op replayed_receive(Op op)
+{
+    switch (op) {
+    case Op::Mrecv: return Op::Recv;
+    case Op::Imrecv:
+    case Op::Start: return Op::Irecv;
     default: return op;
     }
 }
@@ -23,11 +37,16 @@ bool creates_request(Op op)
 {
     switch (operation_kind(op)) {
     case OperationKind::send: return is_one_of(op, {Op::Isend, Op::Ibsend, Op::Issend, Op::Irsend});
-    case OperationKind::recv: return op == Op::Irecv;
+    case OperationKind::recv: return op == Op::Irecv || op == Op::Imrecv;
     case OperationKind::collective: return operation_name(op).substr(0, 5) == "MPI_I";
+    case OperationKind::start: return true;
     default: return false;
     }
 }
+
+// What a started persistent request does: its init's send (bytes) or receive (recv_bytes).
+bool starts_send(const Event& e) { return e.find(Role::bytes) != nullptr; }
+bool starts_receive(const Event& e) { return e.find(Role::recv_bytes) != nullptr; }
 
 // Collectives whose per-rank sizes differ by design: every participant's own values make the call.
 bool is_vector_collective(Op op)
@@ -67,20 +86,22 @@ int64_t largest(const Value& v)
 }
 
 // The largest message any send of the trace may carry, whether any message or receive size is
-// drawn, and whether any completion cancelled something.
-void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations)
+// drawn, and whether any completion cancelled something (and a send).
+void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations,
+                     bool& cancelled_sends)
 {
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            survey_messages(node.loop().body, largest_bytes, drawn, cancellations);
+            survey_messages(node.loop().body, largest_bytes, drawn, cancellations, cancelled_sends);
             continue;
         }
         const Event& e = node.event();
         const auto kind = operation_kind(e.op);
         cancellations = cancellations || e.find(Role::cancelled_set) != nullptr;
+        cancelled_sends = cancelled_sends || e.find(Role::cancelled_peer) != nullptr;
         // A drawn receive size may be smaller than the exact size of the message it takes.
         if (const Value* capacity = e.find(Role::recv_bytes)) drawn = drawn || capacity->is_histogram();
-        if (kind != OperationKind::send && kind != OperationKind::sendrecv) continue;
+        if (kind != OperationKind::send && kind != OperationKind::sendrecv && kind != OperationKind::start) continue;
         if (const Value* bytes = e.find(Role::bytes)) {
             largest_bytes = std::max(largest_bytes, largest(*bytes));
             drawn = drawn || bytes->is_histogram();
@@ -100,11 +121,15 @@ std::optional<Rank> CommView::world_peer(int64_t relative) const
 RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming)
     : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
 {
-    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_);
+    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_, has_cancelled_sends_);
 }
 
 const Item* RankStream::peek(size_t ahead)
 {
+    const size_t kept_ahead = incoming_ && has_cancelled_sends_ ? ahead + kWithdrawWindow : ahead;
+    while (items_.size() <= kept_ahead) {
+        if (!produce()) break;
+    }
     while (items_.size() <= ahead) {
         if (!produce()) return nullptr;
     }
@@ -189,7 +214,22 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
     case OperationKind::recv:
         if (taking_part) receive(e, comms, me);
         break;
+    case OperationKind::start:
+        if (starts_send(e)) {
+            sends(e, participants, comms);
+        } else if (taking_part && starts_receive(e)) {
+            receive(e, comms, me);
+        } else if (taking_part) {
+            not_replayed(e, true);  // started a request whose init the trace does not hold
+        }
+        break;
     case OperationKind::completion:
+        if (incoming_ && has_cancelled_sends_ && e.find(Role::cancelled_peer) != nullptr) {
+            withdraw_cancelled(e, participants, comms);
+        }
+        if (taking_part) completion(e, me);
+        break;
+    case OperationKind::request_free:
         if (taking_part) completion(e, me);
         break;
     case OperationKind::collective:
@@ -204,7 +244,7 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
     case OperationKind::opaque:
         if (taking_part) ++summary_.by_name_only;
         break;
-    default:  // init, finalize, probes: nothing to issue
+    default:  // init, finalize, probes, persistent inits, cancels: nothing to issue
         break;
     }
 }
@@ -296,7 +336,7 @@ void RankStream::send_of(const Event& e, const std::vector<Rank>& participants, 
     if (sender != me_ || sendrecv) return;
     Item& send = add(ItemKind::send, e);
     send.call.kind = CallKind::send;
-    send.call.op = replayed_send(e.op);
+    send.call.op = replayed_send(e);
     send.call.comm = *comm;
     send.call.peer = *destination;
     send.call.peer_in_comm = *destination == kProcNull ? static_cast<int32_t>(kProcNull)
@@ -352,13 +392,15 @@ void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t 
         with_tag = tag;
         asked.tag_drawn = drawn(tag_role);
     }
+    // A receive from MPI_PROC_NULL (MPI_Mrecv of MPI_MESSAGE_NO_PROC) takes no message: any tag does.
+    if (from == static_cast<Rank>(kProcNull) && !with_tag) with_tag = kAnyTag;
     asked.source_known = from.has_value();
     asked.tag_known = with_tag.has_value();
     const Rank from_rank = from.value_or(-1);
     const int32_t from_in_comm = from_rank == kProcNull ? static_cast<int32_t>(kProcNull)
                                                         : comms.rank_in(me_, *comm, from_rank).value_or(-1);
     if (!sendrecv) {
-        call.op = e.op;
+        call.op = replayed_receive(e.op);
         call.peer = from_rank;
         call.peer_in_comm = from_in_comm;
         call.tag = with_tag.value_or(0);
@@ -398,6 +440,7 @@ void RankStream::completion(const Event& e, size_t me)
     default: item.call.op = e.op; break;
     }
     Completion& completion = item.completion;
+    completion.frees = operation_kind(e.op) == OperationKind::request_free;
     for (size_t k = 0; k < e.params.size(); ++k) {
         const auto v = value(me, k);
         if (!v) continue;
@@ -585,6 +628,36 @@ void RankStream::release(const Event& e, const CommunicatorTable& comms, size_t 
     item.call.kind = CallKind::free_comm;
     item.call.op = Op::Comm_free;
     item.call.comm = *comm;
+}
+
+// The messages of sends whose cancel won, aimed at this rank: the latest such message not yet read
+// on their channel is withdrawn (one within kWithdrawWindow items: peek keeps that many).
+void RankStream::withdraw_cancelled(const Event& e, const std::vector<Rank>& participants,
+                                    const CommunicatorTable& comms)
+{
+    for (size_t i = 0; i < participants.size(); ++i) {
+        const Rank sender = participants[i];
+        std::optional<int64_t> peer;
+        std::optional<int64_t> tag;
+        for (size_t k = 0; k < e.params.size(); ++k) {
+            const Role role = e.params[k].role;
+            if (role == Role::cancelled_peer) peer = value(i, k);
+            if (role == Role::cancelled_tag) tag = value(i, k);
+            if (role != Role::cancelled_comm) continue;
+            const auto comm = value(i, k);
+            const auto destination = comm && peer ? comms.world_peer(sender, *comm, *peer) : std::nullopt;
+            const auto my_comm = comm && destination == me_ ? comms.local_id(me_, sender, *comm) : std::nullopt;
+            if (!my_comm || !tag) continue;
+            const auto members = comms.shared_members(me_, *my_comm);
+            for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
+                if (it->kind == ItemKind::incoming && it->call.peer == sender && it->call.tag == *tag &&
+                    it->asked.comm.members == members) {
+                    it->kind = ItemKind::withdrawn;
+                    break;
+                }
+            }
+        }
+    }
 }
 
 // A call that cannot be replayed still holds its place among the rank's requests if it made one.

@@ -24,14 +24,16 @@ namespace htrace::replay {
 enum class ItemKind : uint8_t {
     compute,      // call: compute
     send,         // call: the send (blocking, or creating a request)
-    receive,      // call: the receive as recorded (Recv, or Irecv creating a request); see Asked
+    receive,      // call: the receive as recorded (Recv, or Irecv creating a request; Mrecv, Imrecv and
+                  // started persistent receives as those); see Asked
     sendrecv,     // call: both halves; see Asked for the receive half
-    completion,   // see Completion
+    completion,   // see Completion (MPI_Request_free too)
     collective,   // call: the collective, ready (creating a request if non-blocking)
     create_comm,  // call: the creation, ready
     free_comm,    // call: the free, ready
     request_only, // a call that created a request but is not replayed (the request stays empty)
     incoming,     // call: a send another rank (or this one) aims at this rank, as that rank issues it
+    withdrawn,    // an incoming message whose send the sender cancelled (its cancel won): nothing to do
 };
 
 // A communicator as one rank knows it, to turn a relative peer into a world rank later. The members
@@ -54,8 +56,11 @@ struct Asked {
     CommView comm;
 };
 
-// A completion call: which of the rank's pending requests it completed.
+// A completion call: which of the rank's pending requests it completed. MPI_Request_free names the
+// requests it freed the same way: they leave the pending list without a wait there (one still
+// active completes unseen: replay waits for it at the end).
 struct Completion {
+    bool frees = false;                    // MPI_Request_free
     bool recorded = false;                 // false: completed_set not recorded (a version 1 trace)
     std::vector<int64_t> completed_set;    // the values of its completed_set parameters
     std::vector<int64_t> cancelled_set;    // which of them the rank had cancelled
@@ -93,6 +98,10 @@ public:
     bool message_sizes_drawn() const { return message_sizes_drawn_; }
     bool has_cancellations() const { return has_cancellations_; }  // any completion cancelled a request
 
+    // A cancelled send's message is withdrawn where the sender's completion says so: the items from
+    // its send on are kept until then, up to this many beyond the one asked for.
+    static constexpr size_t kWithdrawWindow = 4096;
+
 private:
     bool produce();  // walks on until at least one more item is kept; false at the end
     void on_instance(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
@@ -111,6 +120,7 @@ private:
                        ScheduledCall& call);
     void create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void release(const Event& e, const CommunicatorTable& comms, size_t me);
+    void withdraw_cancelled(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
     void not_replayed(const Event& e, bool creates_request);
     Item& add(ItemKind kind, const Event& e);
 
@@ -128,6 +138,7 @@ private:
     int64_t largest_message_ = 0;
     bool message_sizes_drawn_ = false;
     bool has_cancellations_ = false;
+    bool has_cancelled_sends_ = false;
 };
 
 }  // namespace htrace::replay

@@ -186,6 +186,13 @@ private:
         case ItemKind::collective: {
             if (item.kind == ItemKind::collective && !causal()) complete_fallbacks();
             ScheduledCall call = item.call;
+            if (item.kind == ItemKind::send && item.creates_request && stream_.has_cancellations()) {
+                const auto match = find_completion(stream_, pending_, item);
+                if (match && match->cancelled) {  // the traced rank's cancel won: no message went
+                    pending_.add({});
+                    return;
+                }
+            }
             if (item.creates_request) {
                 call.request = new_request();
                 pending_.add({call.request, false, false});
@@ -220,6 +227,8 @@ private:
             return;
         case ItemKind::incoming:
             incoming(item);
+            return;
+        case ItemKind::withdrawn:
             return;
         }
     }
@@ -477,7 +486,7 @@ private:
 bool is_point_to_point(OperationKind kind)
 {
     return kind == OperationKind::send || kind == OperationKind::recv || kind == OperationKind::sendrecv ||
-           kind == OperationKind::completion;
+           kind == OperationKind::completion || kind == OperationKind::start || kind == OperationKind::request_free;
 }
 
 bool holds_point_to_point(const Sequence& seq)

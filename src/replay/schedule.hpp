@@ -53,7 +53,8 @@ enum class CallKind : uint8_t {
     receive,     // `op` (Recv, or Irecv with `request`) from `peer` of up to `bytes` with `tag`
     sendrecv,    // `op` (Sendrecv, Sendrecv_replace): to `peer` (`tag`, `bytes`), from `source` (`recv_tag`,
                  // up to `recv_bytes`)
-    complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did
+    complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did; or, as
+                 // Request_free, free them without waiting (they complete unseen)
     collective,  // `op` on `comm`; sizes below
     create_comm, // make communicator `new_comm` (kNoComm: none for this rank) with `members`, as `op`:
                  // Comm_split or Comm_dup of `comm` (all its members take part), or Comm_create_group

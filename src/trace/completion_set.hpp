@@ -29,6 +29,7 @@
 #include <optional>
 #include <span>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace htrace {
@@ -51,8 +52,10 @@ bool completed_set_names(std::span<const int64_t> values, uint32_t position);
 // also hand out one shared handle for every request complete when made (Open MPI for sends on
 // MPI_PROC_NULL and small sends it completes at once, MPICH for its lightweight requests): which of
 // those the rank meant the handle cannot say, and programs complete them mostly in the order they
-// made them, so a shared handle is looked for from the oldest.
-template <typename Handle>
+// made them, so a shared handle is looked for from the oldest. Each request may carry a `Payload`,
+// what its maker wants back when it completes (the tracer: where a send was going, in case it is
+// cancelled).
+template <typename Handle, typename Payload = std::monostate>
 class PendingRequests {
 public:
     // Beyond this many, the oldest are forgotten: positions count from the newest, so requests that
@@ -63,21 +66,23 @@ public:
     // Handles the MPI library gives several pending requests at once (see above).
     void set_shared_handles(std::vector<Handle> handles) { shared_ = std::move(handles); }
 
-    void created(const Handle& handle)
+    void created(const Handle& handle, const Payload& payload = {})
     {
         if (pending_.size() == kKept) pending_.pop_front();
-        pending_.push_back(handle);
+        pending_.push_back({handle, payload});
     }
 
     // The positions of `completed` (ascending), which leave the pending list. Handles not pending
     // (requests of calls the trace does not model) are skipped. With `positions_of`, it also says
-    // where each handle was (kNotPending for the skipped ones).
-    std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr)
+    // where each handle was (kNotPending for the skipped ones), and with `payloads_of` what each
+    // carried (a default Payload for the skipped ones).
+    std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr,
+                                       std::vector<Payload>* payloads_of = nullptr)
     {
         found_.clear();
         for (size_t k = 0; k < completed.size(); ++k) {
             auto take = [&](size_t i) {
-                if (pending_[i] != completed[k] ||
+                if (pending_[i].handle != completed[k] ||
                     std::any_of(found_.begin(), found_.end(), [i](const auto& f) { return f.first == i; })) {
                     return false;
                 }
@@ -94,6 +99,10 @@ public:
         if (positions_of != nullptr) {
             positions_of->assign(completed.size(), kNotPending);
             for (const auto& [index, k] : found_) (*positions_of)[k] = static_cast<uint32_t>(before - 1 - index);
+        }
+        if (payloads_of != nullptr) {
+            payloads_of->assign(completed.size(), Payload{});
+            for (const auto& [index, k] : found_) (*payloads_of)[k] = pending_[index].payload;
         }
         positions_.clear();
         if (found_.empty()) return positions_;
@@ -117,7 +126,11 @@ public:
     size_t size() const { return pending_.size(); }
 
 private:
-    std::deque<Handle> pending_;
+    struct Entry {
+        Handle handle;
+        Payload payload;
+    };
+    std::deque<Entry> pending_;
     std::vector<Handle> shared_;
     // Scratch of complete(), kept to avoid allocations on the tracer's path.
     std::vector<std::pair<size_t, size_t>> found_;  // index in pending_, index in `completed`

@@ -9,6 +9,7 @@ namespace {
 constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "peer", "tag", "bytes", "source", "recv_tag", "recv_bytes", "root", "comm", "requests", "completed",
     "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set", "cancelled_set",
+    "synchronous", "cancelled_peer", "cancelled_tag", "cancelled_comm",
 };
 
 }  // namespace
@@ -20,12 +21,15 @@ bool role_is_peer(Role role)
     return role == Role::peer || role == Role::source || role == Role::root || role == Role::matched_peer;
 }
 
-bool role_is_relative(Role role) { return role == Role::peer || role == Role::source || role == Role::matched_peer; }
+bool role_is_relative(Role role)
+{
+    return role == Role::peer || role == Role::source || role == Role::matched_peer || role == Role::cancelled_peer;
+}
 
 bool role_is_categorical(Role role)
 {
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
-           role == Role::root;
+           role == Role::root || role == Role::synchronous || role == Role::cancelled_comm;
 }
 
 void TimeStats::add(double seconds)

@@ -34,8 +34,12 @@ enum class Role : uint8_t {
     key,           // the caller's rank in the new communicator
     completed_set, // which pending requests a completion call completed (trace/completion_set.hpp)
     cancelled_set, // which of those had been cancelled (same encoding; only where some had)
+    synchronous,   // 1 on the MPI_Start of a request MPI_Ssend_init made (its send is synchronous)
+    cancelled_peer, // a completion call that completed a send whose cancel won: its destination (relative),
+    cancelled_tag,  //   tag and communicator, one triple per such send, oldest request first, so that
+    cancelled_comm, //   replay leaves its message out on both sides
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::cancelled_set) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::cancelled_comm) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...

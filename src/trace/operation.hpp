@@ -11,6 +11,7 @@ namespace htrace {
 
 enum class OperationKind : uint8_t {
     init, finalize, send, recv, sendrecv, probe, completion, collective, comm_create, comm_free, opaque,
+    persistent_init, start, request_free, cancel,
 };
 
 enum class Op : uint16_t {

@@ -305,6 +305,10 @@ std::string_view kind_name(OperationKind kind)
     case OperationKind::comm_create: return "comm_create";
     case OperationKind::comm_free: return "comm_free";
     case OperationKind::opaque: return "opaque";
+    case OperationKind::persistent_init: return "persistent_init";
+    case OperationKind::start: return "start";
+    case OperationKind::request_free: return "request_free";
+    case OperationKind::cancel: return "cancel";
     }
     return "unknown";
 }

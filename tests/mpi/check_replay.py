@@ -8,7 +8,9 @@ REPLAYED is the trace h-trace took of `h-replay ORIGINAL` (h-replay's own coordi
 PMPI and is not in it); REPORT is h-replay's --report-json.
 
 At precision 100 the replay must be exact: per rank, the same sends (peer, tag, bytes, in order; the
-send half of a Sendrecv counts as a send, as replay issues it as one) and the same collectives
+send half of a Sendrecv counts as a send, as replay issues it as one, and so does a started persistent
+send; a send whose cancel won, as the program's log in DIR says, does not: no message went) and the
+same collectives
 (operation, communicator members, root, bytes, in order) as the original trace, both as
 `h-dump --sequence` prints them. Calls the replay reports as not replayed must be of the kinds it
 cannot replay (neighbour collectives: the trace has no topology) and are left out of the comparison.
@@ -90,7 +92,7 @@ def communication(calls, left_out):
     for kind, operation, params in calls:
         if operation in left_out:
             continue
-        if kind in ("send", "sendrecv"):
+        if kind in ("send", "sendrecv") or (kind == "start" and "bytes" in params):
             out.append(("send", params.get("peer"), params.get("tag"), params.get("bytes")))
         elif kind == "collective":
             out.append((operation, params.get("comm"), params.get("root"), params.get("bytes"),
@@ -98,10 +100,29 @@ def communication(calls, left_out):
     return out
 
 
-def check_exact(original, replayed, left_out):
+def cancelled_sends(log_dir, ranks):
+    """{rank: indices, among the rank's sends as communication() lists them, of those whose cancel won}
+    from the program's log (its `cancelled=1`): they moved no message, and replay sends none."""
+    if log_dir is None or ranks is None:
+        return {}
+    try:
+        logs = check_calls.read_call_logs(log_dir, ranks)
+    except check_calls.CannotCompare as error:
+        raise CannotCompare(str(error)) from error
+    cancelled = {}
+    for rank, calls in logs.items():
+        sends = [call for call in calls if is_logged_send(call) or call.function in ("MPI_Sendrecv", "MPI_Sendrecv_replace")]
+        cancelled[rank] = {index for index, call in enumerate(sends) if call.fields.get("cancelled", "0") != "0"}
+    return cancelled
+
+
+def check_exact(original, replayed, left_out, cancelled=None):
     differences = []
     for rank in sorted(set(original) | set(replayed)):
         want = communication(original.get(rank, []), left_out)
+        gone = (cancelled or {}).get(rank, set())
+        sends = [i for i, call in enumerate(want) if call[0] == "send"]
+        want = [call for i, call in enumerate(want) if i not in {sends[k] for k in gone if k < len(sends)}]
         got = communication(replayed.get(rank, []), left_out)
         if want == got:
             continue
@@ -112,15 +133,20 @@ def check_exact(original, replayed, left_out):
     return differences
 
 
+def is_logged_send(call):
+    """Whether a program's log line is a send (a started persistent send included)."""
+    return call.function in SEND_FUNCTIONS or (call.function == "MPI_Start" and call.fields.get("started") != "MPI_Recv_init")
+
+
 def logged_sends(log_dir, ranks):
-    """(messages, bytes) the program logged sending."""
+    """(messages, bytes) the program logged sending (sends whose cancel won moved nothing)."""
     try:
-        tallies = check_calls.read_program_logs(log_dir, ranks)
+        logs = check_calls.read_call_logs(log_dir, ranks)
     except check_calls.CannotCompare as error:
         raise CannotCompare(str(error)) from error
-    sends = [tally for per_function in tallies.values() for function, tally in per_function.items()
-             if function in SEND_FUNCTIONS]
-    return sum(t.calls for t in sends), sum(t.bytes for t in sends)
+    sends = [call for calls in logs.values() for call in calls
+             if is_logged_send(call) and call.fields.get("cancelled", "0") == "0"]
+    return len(sends), sum(call.bytes for call in sends)
 
 
 def check_volume(log_dir, ranks, replayed, precision):
@@ -157,7 +183,8 @@ def main():
                        for name in sorted(unexpected)]
         replayed = sequence(args.h_dump, args.replayed)
         if args.precision == 100:
-            differences += check_exact(sequence(args.h_dump, args.original), replayed, left_out)
+            differences += check_exact(sequence(args.h_dump, args.original), replayed, left_out,
+                                       cancelled_sends(args.log_dir, args.ranks))
         else:
             if args.log_dir is None or args.ranks is None:
                 raise CannotCompare("below precision 100 the program's logs (--log-dir, --ranks) are needed")

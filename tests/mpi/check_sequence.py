@@ -11,7 +11,8 @@ are both reduced to the list of:
   sends         (function, destination, tag, bytes), the function normalised as replay issues it:
                 MPI_Send/Bsend/Rsend as MPI_Send, MPI_Isend/Ibsend/Irsend as MPI_Isend, MPI_Ssend and
                 MPI_Issend as they are; the destination a world rank or PROC_NULL
-  receives      (MPI_Recv or MPI_Irecv, source, tag, bytes): the source (tag) that matched where the
+  receives      (MPI_Recv or MPI_Irecv, source, tag, bytes), MPI_Mrecv as MPI_Recv and MPI_Imrecv as
+                MPI_Irecv (replay receives a probed message so): the source (tag) that matched where the
                 call asked for MPI_ANY_SOURCE (MPI_ANY_TAG) and learnt the match itself, else the one
                 it asked for. An MPI_Irecv from MPI_ANY_SOURCE learns its match only at its completion:
                 the log keeps it as ANY_SOURCE, and a replay (which posts it from the source that
@@ -20,13 +21,17 @@ are both reduced to the list of:
                 for MPI_ANY_TAG, without the multiset (the log does not keep matched tags there)
   MPI_Sendrecv, MPI_Sendrecv_replace
                 (function, destination, send tag, source, receive tag, bytes), wildcards as receives
+  starts        each request an MPI_Start / MPI_Startall started, as replay issues it: the send of an
+                MPI_Send_init, MPI_Bsend_init, MPI_Rsend_init as MPI_Isend, of an MPI_Ssend_init as
+                MPI_Issend, the receive of an MPI_Recv_init as MPI_Irecv (the log's started=, the
+                trace's recv_bytes or bytes and synchronous=1)
   completions   ('complete', requests completed) for every Wait/Test call that completed at least
                 one, whichever it was: the trace's `completes=`, the log's `completed=` (a log line
                 with `of=MPI_X` completed the request of a call to MPI_X: left out with that call);
                 where the log says which requests (`positions=`), the trace's `positions=` must too
   collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
-A receive whose cancel won (the log's `cancelled=1`) took no message, and replay leaves it out: for
+A receive or send whose cancel won (the log's `cancelled=1`) moved no message, and replay leaves it out: for
 the trace of a replay (--report) it is left out of the log's list, and the completions that
 completed it count one request less (none left: left out).
 
@@ -61,7 +66,12 @@ SEND_FUNCTIONS = {"MPI_Send": "MPI_Send", "MPI_Bsend": "MPI_Send", "MPI_Rsend": 
                   "MPI_Ssend": "MPI_Ssend",
                   "MPI_Isend": "MPI_Isend", "MPI_Ibsend": "MPI_Isend", "MPI_Irsend": "MPI_Isend",
                   "MPI_Issend": "MPI_Issend"}
-RECEIVE_FUNCTIONS = {"MPI_Recv", "MPI_Irecv"}
+# Each receive as replay issues it.
+RECEIVE_FUNCTIONS = {"MPI_Recv": "MPI_Recv", "MPI_Irecv": "MPI_Irecv", "MPI_Mrecv": "MPI_Recv",
+                     "MPI_Imrecv": "MPI_Irecv"}
+# What MPI_Start of a request made by each init is replayed as.
+STARTED = {"MPI_Send_init": "MPI_Isend", "MPI_Bsend_init": "MPI_Isend", "MPI_Rsend_init": "MPI_Isend",
+           "MPI_Ssend_init": "MPI_Issend", "MPI_Recv_init": "MPI_Irecv"}
 SENDRECV_FUNCTIONS = {"MPI_Sendrecv", "MPI_Sendrecv_replace"}
 COMPLETION_FUNCTIONS = {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Waitsome",
                         "MPI_Test", "MPI_Testall", "MPI_Testany", "MPI_Testsome"}
@@ -147,7 +157,15 @@ def reduce_logged(call):
         return (SEND_FUNCTIONS[function], dest, log_field(call, "tag"), call.bytes)
     if function in RECEIVE_FUNCTIONS:
         (source,) = only_peer(call)
-        return (function, logged_source(call, source), logged_tag(call, "tag"), call.bytes)
+        return (RECEIVE_FUNCTIONS[function], logged_source(call, source), logged_tag(call, "tag"), call.bytes)
+    if function == "MPI_Start":
+        started = STARTED.get(log_field(call, "started"))
+        if started is None:
+            raise CannotCompare(f"{call.where}: started={call.fields['started']} is not an init of a persistent request")
+        (peer,) = only_peer(call)
+        if started == "MPI_Irecv":
+            return (started, logged_source(call, peer), logged_tag(call, "tag"), call.bytes)
+        return (started, peer, log_field(call, "tag"), call.bytes)
     if function in SENDRECV_FUNCTIONS:
         dest, source = only_peer(call, 2)
         return (function, dest, log_field(call, "tag"), logged_source(call, source), logged_tag(call, "recv_tag"),
@@ -204,7 +222,9 @@ class TraceReducer:
     def tag(self, params, role, where):
         tag = self.exact(params, role, where)
         if tag in (TRACE_ANY_TAG, ANY_TAG):
-            return self.exact(params, "matched_tag", where, ANY_TAG)
+            matched = self.exact(params, "matched_tag", where, ANY_TAG)
+            # What a receive from MPI_PROC_NULL matched: MPI_ANY_TAG, as MPI says.
+            return ANY_TAG if matched == TRACE_ANY_TAG else matched
         return tag
 
     def source(self, params, role, where):
@@ -217,9 +237,12 @@ class TraceReducer:
         if kind == "send":
             return (SEND_FUNCTIONS.get(function, function), self.exact(params, "peer", where),
                     self.tag(params, "tag", where), self.number(params, "bytes", where))
-        if kind == "recv":
-            return (function, self.source(params, "peer", where), self.tag(params, "tag", where),
-                    self.number(params, "recv_bytes", where))
+        if kind == "recv" or (kind == "start" and "recv_bytes" in params):
+            return (RECEIVE_FUNCTIONS.get(function, "MPI_Irecv"), self.source(params, "peer", where),
+                    self.tag(params, "tag", where), self.number(params, "recv_bytes", where))
+        if kind == "start":
+            return ("MPI_Issend" if params.get("synchronous") == "1" else "MPI_Isend", self.exact(params, "peer", where),
+                    self.tag(params, "tag", where), self.number(params, "bytes", where))
         if kind == "sendrecv":
             return (function, self.exact(params, "peer", where), self.exact(params, "tag", where),
                     self.source(params, "source", where), self.tag(params, "recv_tag", where),

@@ -1,15 +1,19 @@
 #include "replay/schedule.hpp"
 
 #include "support/trace_builders.hpp"
+#include "trace/completion_set.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <vector>
 
 using namespace htrace;
 using namespace htrace::replay;
+
+using htrace::test::loop;
 
 namespace {
 
@@ -308,4 +312,93 @@ TEST_CASE("a lossless trace replays each rank's sends as recorded, relative peer
         CHECK(computed == doctest::Approx(3 * 2e-6));
         for (const auto& c : schedule_of(t, 1, r, false)) CHECK(c.kind != CallKind::compute);
     }
+}
+
+namespace {
+
+// Two ranks, rank 0 sending to rank 1 (relative peer 1 either way), as the tracer records it.
+Event on_rank(Rank rank, Op op, std::vector<Param> params, uint64_t site)
+{
+    Event e = event(op, RankList(rank), std::move(params));
+    e.signature = site;
+    return e;
+}
+
+// The requests a completion completed (or a Request_free freed), and which of them were cancelled.
+std::vector<Param> completes(std::vector<uint32_t> positions, std::vector<uint32_t> cancelled = {})
+{
+    std::vector<Param> params{param(Role::requests, static_cast<int64_t>(positions.size()))};
+    for (int64_t v : encode_completed_set(positions)) params.push_back(param(Role::completed_set, v));
+    if (!cancelled.empty()) {
+        for (int64_t v : encode_completed_set(cancelled)) params.push_back(param(Role::cancelled_set, v));
+    }
+    return params;
+}
+
+std::vector<Param> p2p(Role bytes_role, int64_t tag, int64_t bytes = 8)
+{
+    return {param(Role::peer, 1), param(Role::tag, tag), param(bytes_role, bytes), param(Role::comm, 0)};
+}
+
+}  // namespace
+
+TEST_CASE("a send whose cancel won is sent by nobody and received by nobody, in causal and paired replay")
+{
+    Trace t;
+    t.header.ranks = 2;
+    std::vector<Param> wait = completes({0}, {0});
+    for (const Param& p : {param(Role::cancelled_peer, 1), param(Role::cancelled_tag, 9), param(Role::cancelled_comm, 0)}) {
+        wait.push_back(p);
+    }
+    t.body = {Node{on_rank(0, Op::Isend, p2p(Role::bytes, 9), 1)}, Node{on_rank(0, Op::Wait, wait, 2)},
+              Node{on_rank(0, Op::Send, p2p(Role::bytes, 3), 3)}, Node{on_rank(1, Op::Recv, p2p(Role::recv_bytes, 3), 4)}};
+    CHECK(causal_replay_obstacle(t, 1, 0).empty());
+    CHECK(causal_replay_obstacle(t, 1, 1).empty());
+    for (const ReplayMode mode : {ReplayMode::causal, ReplayMode::paired}) {
+        CAPTURE(static_cast<int>(mode));
+        const auto sender = schedule_of(t, 1, 0, false, mode);
+        CHECK(peers_of(sender, CallKind::send) == std::vector<std::pair<Rank, int64_t>>{{1, 3}});
+        CHECK(std::none_of(sender.begin(), sender.end(), [](const auto& c) { return c.kind == CallKind::complete; }));
+        const auto receiver = schedule_of(t, 1, 1, false, mode);
+        CHECK(peers_of(receiver, CallKind::receive) == std::vector<std::pair<Rank, int64_t>>{{0, 3}});
+    }
+}
+
+TEST_CASE("each request MPI_Start starts replays as the send or receive its init described, where it was started")
+{
+    Trace t;
+    t.header.ranks = 2;
+    std::vector<Param> synchronous_send = p2p(Role::bytes, 4, 64);
+    synchronous_send.push_back(param(Role::synchronous, 1));
+    t.body = {loop(3, {Node{on_rank(0, Op::Start, synchronous_send, 1)}, Node{on_rank(1, Op::Start, p2p(Role::recv_bytes, 4, 64), 2)},
+                       Node{event(Op::Wait, all(2), completes({0}))}})};
+    CHECK(causal_replay_obstacle(t, 1, 0).empty());
+    CHECK(causal_replay_obstacle(t, 1, 1).empty());
+    for (const Rank rank : {0, 1}) {
+        const auto calls = causal_schedule_of(t, rank);
+        REQUIRE(calls.size() == 6);
+        for (size_t i = 0; i < calls.size(); i += 2) {
+            CHECK(calls[i].kind == (rank == 0 ? CallKind::send : CallKind::receive));
+            CHECK(calls[i].op == (rank == 0 ? Op::Issend : Op::Irecv));
+            CHECK(calls[i].peer == 1 - rank);
+            CHECK(calls[i].bytes == 64);
+            CHECK(calls[i + 1].kind == CallKind::complete);
+            CHECK(calls[i + 1].requests == std::vector<RequestId>{calls[i].request});
+        }
+    }
+}
+
+TEST_CASE("a request freed while active is freed where it was, and a later request is completed by its own wait")
+{
+    Trace t;
+    t.header.ranks = 2;
+    t.body = {Node{on_rank(0, Op::Isend, p2p(Role::bytes, 1), 1)}, Node{on_rank(0, Op::Request_free, completes({0}), 2)},
+              Node{on_rank(0, Op::Isend, p2p(Role::bytes, 2), 3)}, Node{on_rank(0, Op::Wait, completes({0}), 4)},
+              Node{on_rank(1, Op::Recv, p2p(Role::recv_bytes, 1), 5)}, Node{on_rank(1, Op::Recv, p2p(Role::recv_bytes, 2), 6)}};
+    const auto calls = causal_schedule_of(t, 0);
+    REQUIRE(calls.size() == 4);
+    CHECK(calls[1].op == Op::Request_free);
+    CHECK(calls[1].requests == std::vector<RequestId>{calls[0].request});
+    CHECK(calls[3].op == Op::Wait);
+    CHECK(calls[3].requests == std::vector<RequestId>{calls[2].request});
 }

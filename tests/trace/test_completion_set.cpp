@@ -135,3 +135,18 @@ TEST_CASE("leaked requests beyond the kept number do not move the positions of n
     CHECK(completing(pending, std::vector<int>{5}) == Positions{1});
     CHECK(pending.size() == PendingRequests<int>::kKept - 1);
 }
+
+TEST_CASE("a completed request gives back what it carried, and a handle not pending gives nothing")
+{
+    PendingRequests<int, char> pending;
+    pending.created(7, 'a');
+    pending.created(8, 'b');
+    pending.created(9, 'c');
+    std::vector<uint32_t> positions;
+    std::vector<char> carried;
+    const std::vector<int> completed{9, 5, 7};
+    pending.complete(completed, &positions, &carried);
+    CHECK(positions == std::vector<uint32_t>{0, PendingRequests<int, char>::kNotPending, 2});
+    CHECK(carried == std::vector<char>{'c', '\0', 'a'});
+    CHECK(pending.size() == 1);
+}

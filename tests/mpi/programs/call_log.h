@@ -21,9 +21,13 @@
  *         positions=P,Q    which requests it completed, as positions among the rank's pending requests
  *                          newest first (0: the one made last; src/trace/completion_set.hpp), ascending;
  *                          the Fortran programs log it (call_log.f90), check_sequence.py compares it
- *     cancelled receives (log_recv_cancelled, log_completion_cancelled), logged once the outcome is known:
- *         cancelled=N      on the MPI_Irecv: 1 if its cancel won; on the completion: how many of the
- *                          requests it completed were such receives
+ *     persistent requests (log_start): each request an MPI_Start or MPI_Startall starts is one
+ *     MPI_Start line, with the bytes, peer and tag of its init and
+ *         started=MPI_X    the init that made the request (MPI_Send_init, MPI_Recv_init ...)
+ *     cancelled receives and sends (log_recv_cancelled, log_send_cancelled, log_completion_cancelled),
+ *     logged once the outcome is known:
+ *         cancelled=N      on the MPI_Irecv or MPI_Isend: 1 if its cancel won; on the completion: how many
+ *                          of the requests it completed were such receives or sends
  *
  * tests/mpi/check_calls.py totals the positional fields per rank and function; check_sequence.py
  * compares the lines in order with the trace, using the key=value fields. Plain C and stdio only: the
@@ -153,6 +157,17 @@ static inline void log_recv_cancelled(const char *function, long long bytes, int
     call_log_end();
 }
 
+/* An MPI_Isend the program cancelled, logged once MPI_Test_cancelled told whether the cancel won (then
+ * no message went, and a replay sends none). */
+static inline void log_send_cancelled(const char *function, long long bytes, int dest, int tag, int cancelled)
+{
+    if (!call_log_begin(function, bytes, 1, &dest, 0, NULL))
+        return;
+    call_log_field("tag", tag);
+    call_log_field("cancelled", cancelled);
+    call_log_end();
+}
+
 /* A blocking receive (or a probe that found a message, with 0 bytes) and what it matched (its status):
  * the matched source is logged when it asked for LOG_ANY_SOURCE, the matched tag when it asked for
  * LOG_ANY_TAG. */
@@ -181,6 +196,17 @@ static inline void log_sendrecv(const char *function, long long bytes, int dest,
     call_log_field("recv_tag", recv_tag);
     if (recv_tag == LOG_ANY_TAG)
         call_log_field("matched_tag", matched_tag);
+    call_log_end();
+}
+
+/* One request an MPI_Start or MPI_Startall started: the send or receive `init` described, with
+ * `peer` (destination, or requested source) and `tag`. */
+static inline void log_start(const char *init, long long bytes, int peer, int tag)
+{
+    if (!call_log_begin("MPI_Start", bytes, 1, &peer, 0, NULL))
+        return;
+    call_log_field("tag", tag);
+    fprintf(call_log_file, " started=%s", init);
     call_log_end();
 }
 

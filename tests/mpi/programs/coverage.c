@@ -5,7 +5,9 @@
  * non-blocking twin (on MPI_COMM_WORLD and on a communicator whose rank order is reversed, so roots and
  * peers must be translated to world ranks), MPI_IN_PLACE collectives, neighbor collectives on a
  * Cartesian and a distributed-graph communicator, and every communicator constructor of the table,
- * plus calls the tracer only records by name (groups, MPI_Cancel, MPI_Buffer_attach ...).
+ * plus calls the tracer only records by name (groups, MPI_Buffer_attach ...). Persistent requests,
+ * matched probes and cancelled sends have programs of their own (persistent.c, matched_probe.c,
+ * cancel_send.c).
  *
  * MPI_Init_thread stands for the init kind here (a program can call only one of Init / Init_thread;
  * the other test programs call MPI_Init). Works at any rank count >= 2; the printed checksum depends
@@ -207,17 +209,17 @@ static void sendrecv_and_probes(void)
                  status.MPI_SOURCE, status.MPI_TAG);
     add_ints(in, 1);
 
-    /* Sendrecv_replace has one buffer description: its bytes are count x type once. */
+    /* Sendrecv_replace sends and receives its one buffer: count x type on each side, as a Sendrecv. */
     int buffer[4] = {rank, 2 * rank, 3 * rank, 4 * rank};
     MPI_Sendrecv_replace(buffer, 4, MPI_INT, right, TAG_REPLACE, left, TAG_REPLACE, MPI_COMM_WORLD,
                          MPI_STATUS_IGNORE);
-    log_sendrecv("MPI_Sendrecv_replace", 4 * INT_BYTES, right, TAG_REPLACE, left, TAG_REPLACE, 0, 0);
+    log_sendrecv("MPI_Sendrecv_replace", 2 * 4 * INT_BYTES, right, TAG_REPLACE, left, TAG_REPLACE, 0, 0);
     add_ints(buffer, 4);
     /* Wildcard source and tag: the only message on its way to this rank now is this one from the left
      * (the left neighbour's next message to it, TAG_PROBE, comes after it: MPI does not overtake). */
     MPI_Sendrecv_replace(buffer, 4, MPI_INT, right, TAG_REPLACE_WILDCARD, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
                          &status);
-    log_sendrecv("MPI_Sendrecv_replace", 4 * INT_BYTES, right, TAG_REPLACE_WILDCARD, LOG_ANY_SOURCE, LOG_ANY_TAG,
+    log_sendrecv("MPI_Sendrecv_replace", 2 * 4 * INT_BYTES, right, TAG_REPLACE_WILDCARD, LOG_ANY_SOURCE, LOG_ANY_TAG,
                  status.MPI_SOURCE, status.MPI_TAG);
     add_ints(buffer, 4);
 
@@ -263,8 +265,8 @@ static void sendrecv_and_probes(void)
     log_recv("MPI_Recv", 3 * INT_BYTES, LOG_PROC_NULL, TAG_PROBE);
 }
 
-/* A receive that never matches, cancelled: the tracer records MPI_Cancel and MPI_Test_cancelled by
- * name only, and the MPI_Wait that completes the cancelled receive reports no match. The four calls
+/* A receive that never matches, cancelled: the tracer records MPI_Cancel (its outcome shows at the
+ * completion) and MPI_Test_cancelled by name only, and the MPI_Wait that completes the cancelled receive reports no match. The four calls
  * are logged once MPI_Test_cancelled told whether the cancel won. */
 static void cancellation(void)
 {
