@@ -19,7 +19,7 @@ enum : uint32_t {
     source = 1u << 10, root = 1u << 11, tag = 1u << 12, recvtag = 1u << 13, comm = 1u << 14,
     newcomm = 1u << 15, freecomm = 1u << 16, request = 1u << 17, request_count = 1u << 18,
     requests = 1u << 19, status = 1u << 20, statuses = 1u << 21, index = 1u << 22, flag = 1u << 23,
-    outcount = 1u << 24, indices = 1u << 25,
+    outcount = 1u << 24, indices = 1u << 25, newcomm_later = 1u << 26,
 };
 }  // namespace arg
 
@@ -43,6 +43,8 @@ struct CallArgs {
     int recvtag = 0;
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Comm newcomm = MPI_COMM_NULL;
+    MPI_Comm* newcomm_slot = nullptr;          // newcomm_later: where the handle will be
+    MPI_Fint* newcomm_fortran_slot = nullptr;  //   (as a Fortran handle)
     MPI_Request request = MPI_REQUEST_NULL;  // created by the call
     int request_count = 0;
     const MPI_Request* requests = nullptr;   // given to a completion call, as they were before it

@@ -77,7 +77,8 @@ C_BEFORE = {  # role -> code run before the PMPI call; NAME is the argument
     "freecomm": "a.comm = *NAME;", "request_count": "a.request_count = NAME;",
 }
 C_AFTER = {  # role -> code run after the PMPI call
-    "newcomm": "a.newcomm = *NAME;", "request": "a.request = *NAME;", "index": "a.index = *NAME;",
+    "newcomm": "a.newcomm = *NAME;", "newcomm_later": "a.newcomm_slot = NAME;", "request": "a.request = *NAME;",
+    "index": "a.index = *NAME;",
     "flag": "a.flag = *NAME;", "outcount": "a.outcount = *NAME;", "indices": "a.indices = NAME;",
 }
 
@@ -95,7 +96,8 @@ F_LATE_BEFORE = {  # need the scalars above first
     "recvtypes": "a.recvtypes = call.types_from_fortran(NAME, htrace::capture::recv_peer_count(call));",
 }
 F_AFTER = {
-    "newcomm": "a.newcomm = PMPI_Comm_f2c(*NAME);", "request": "a.request = PMPI_Request_f2c(*NAME);",
+    "newcomm": "a.newcomm = PMPI_Comm_f2c(*NAME);", "newcomm_later": "a.newcomm_fortran_slot = NAME;",
+    "request": "a.request = PMPI_Request_f2c(*NAME);",
     "index": "a.index = htrace::capture::index_from_fortran(*NAME);", "flag": "a.flag = *NAME;",
     "outcount": "a.outcount = *NAME;", "indices": "a.indices = call.indices_from_fortran(NAME, a.outcount);",
 }

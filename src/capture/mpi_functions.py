@@ -17,7 +17,8 @@ Kinds (what the recorder does with the call):
   probe              like recv, but moves no data
   completion         Wait/Test family: completes requests
   collective         every collective; `root` where there is one
-  comm_create        makes a communicator (`newcomm`) from `comm`
+  comm_create        makes a communicator (`newcomm`, or `newcomm_later` once its request completes)
+                     from `comm`
   comm_free          frees `freecomm`
 
 Roles and what the trace makes of them:
@@ -29,7 +30,7 @@ Roles and what the trace makes of them:
   sendbuf            only to see MPI_IN_PLACE: then the send side of an operation that also has a
                      receive side carries no bytes
   peer, source, root ranks in `comm`; stored relative to the caller (see DESIGN.md, Endpoints)
-  tag, recvtag, comm, newcomm, freecomm
+  tag, recvtag, comm, newcomm, newcomm_later, freecomm
   request            the request an operation creates
   requests+request_count   the requests a completion call looks at (read before the call)
   status, statuses   what matched (the tracer substitutes its own for MPI_STATUS(ES)_IGNORE)
@@ -157,6 +158,14 @@ FUNCTIONS = [
      "const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph:newcomm"),
     ("Intercomm_merge", "comm_create", "MPI_Comm intercomm:comm, int high, MPI_Comm *newintracomm:newcomm"),
     ("Comm_free", "comm_free", "MPI_Comm *comm:freecomm"),
+
+    # Communicators completed by a request, with a remote group, or freed by disconnecting. MPI may
+    # fill Comm_idup's new handle only when its request completes: `newcomm_later` keeps where to
+    # read it then.
+    ("Comm_idup", "comm_create", "MPI_Comm comm:comm, MPI_Comm *newcomm:newcomm_later, MPI_Request *request:request"),
+    ("Intercomm_create", "comm_create", "MPI_Comm local_comm:comm, int local_leader, MPI_Comm peer_comm, "
+                                        "int remote_leader, int tag, MPI_Comm *newintercomm:newcomm"),
+    ("Comm_disconnect", "comm_free", "MPI_Comm *comm:freecomm"),
 ]
 
 # Wrapped by no generated wrapper at all: handle conversions and clocks are not communication, are

@@ -10,6 +10,7 @@
 #include "trace/completion_set.hpp"
 #include "trace/trace_file.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -92,6 +93,9 @@ private:
     void add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
     void add_completion(RecordedCall& call, const CallArgs& args);
     void add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
+    void add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
+    void bind_idups(const std::vector<MPI_Request>& completed);
     void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
     void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
 
@@ -104,6 +108,15 @@ private:
     LoopFolder folder_;
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
     PendingRequests<MPI_Request> pending_requests_;
+    // Comm_idup calls whose request has not completed: the new handle is read from the application's
+    // variable once it has.
+    struct PendingIdup {
+        MPI_Request request;
+        MPI_Comm* slot;
+        MPI_Fint* fortran_slot;
+        int64_t id;
+    };
+    std::vector<PendingIdup> pending_idups_;
     // Scratch of add_completion.
     std::vector<MPI_Request> completed_requests_;
     std::vector<uint32_t> completed_positions_;
@@ -138,7 +151,13 @@ int64_t relative_peer(int peer, const CommInfo& comm)
     if (peer == MPI_ANY_SOURCE) return kAnySource;
     if (peer == MPI_PROC_NULL) return kProcNull;
     if (peer == MPI_ROOT) return kRootSelf;
-    if (comm.inter || comm.size <= 0) return peer;
+    if (comm.inter) {
+        // A rank of the remote group, relative to the caller's rank in its own group, which may be
+        // larger than the remote group.
+        if (comm.remote_size <= 0) return peer;
+        return ((int64_t(peer) - comm.rank) % comm.remote_size + comm.remote_size) % comm.remote_size;
+    }
+    if (comm.size <= 0) return peer;
     // Both ranks lie in [0, size): one comparison instead of two divisions on the hot path.
     const int64_t offset = int64_t(peer) - comm.rank;
     return offset < 0 ? offset + comm.size : offset;
@@ -448,22 +467,67 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
     case OperationKind::collective:
         add_collective(call, args, comm, present);
         break;
-    case OperationKind::comm_create: {
-        call.add(Role::comm, comm.id);
-        if (rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL) {
-            const CommInfo& created = comms_.add(args.newcomm);
-            call.add(Role::new_comm, created.id);
-            call.add(Role::color, comms_.leader_world_rank(args.newcomm));
-            call.add(Role::key, created.rank);
+    case OperationKind::comm_create:
+        if (op == Op::Comm_idup) {
+            add_idup(call, args, comm, rc);
         } else {
-            call.add(Role::new_comm, kNoComm);
-            call.add(Role::color, kNoComm);
-            call.add(Role::key, kNoComm);
+            add_creation(call, args, comm, rc);
         }
         break;
-    }
     default:
         break;
+    }
+}
+
+void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
+{
+    call.add(Role::comm, comm.id);
+    const bool made = rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL;
+    if (made) {
+        const CommInfo& created = comms_.add(args.newcomm);
+        call.add(Role::new_comm, created.id);
+        call.add(Role::color, comms_.leader_world_rank(args.newcomm));
+        call.add(Role::key, created.rank);
+    } else {
+        call.add(Role::new_comm, kNoComm);
+        call.add(Role::color, kNoComm);
+        call.add(Role::key, kNoComm);
+    }
+    // Both groups of an intercommunicator name each other's first rank, so the walk can pair them.
+    if (call.op == Op::Intercomm_create) {
+        call.add(Role::remote_leader, made ? comms_.remote_leader_world_rank(args.newcomm) : kNoComm);
+    }
+}
+
+// A duplicate has its parent's members in its parent's order, known at the call; its handle may
+// only be filled in when the request completes, so its id is reserved until then (bind_idups).
+void Tracer::add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
+{
+    call.add(Role::comm, comm.id);
+    if (rc != MPI_SUCCESS) {
+        call.add(Role::new_comm, kNoComm);
+        call.add(Role::color, kNoComm);
+        call.add(Role::key, kNoComm);
+        return;
+    }
+    const int64_t id = comms_.reserve();
+    call.add(Role::new_comm, id);
+    call.add(Role::color, comms_.leader_world_rank(args.comm));
+    call.add(Role::key, comm.rank);
+    pending_idups_.push_back({args.request, args.newcomm_slot, args.newcomm_fortran_slot, id});
+}
+
+void Tracer::bind_idups(const std::vector<MPI_Request>& completed)
+{
+    for (MPI_Request request : completed) {
+        auto found = std::find_if(pending_idups_.begin(), pending_idups_.end(),
+                                  [request](const PendingIdup& p) { return p.request == request; });
+        if (found == pending_idups_.end()) continue;
+        MPI_Comm made = MPI_COMM_NULL;
+        if (found->slot != nullptr) made = *found->slot;
+        if (found->fortran_slot != nullptr) made = PMPI_Comm_f2c(*found->fortran_slot);
+        comms_.bind(found->id, made);
+        pending_idups_.erase(found);
     }
 }
 
@@ -528,6 +592,7 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
+    if (!pending_idups_.empty()) bind_idups(completed_requests_);
     const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_);
     // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
     std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {

@@ -53,7 +53,11 @@ private:
     MPI_Request* new_request(RequestId id);
     void count(Op op, int64_t bytes);
 
+    // Node-based: Comm_idup fills its entry in place when its request completes.
     std::unordered_map<int64_t, MPI_Comm> comms_;
+    // The peer communicator of replayed MPI_Intercomm_create: the leaders' handshake on it cannot
+    // meet a replayed message.
+    MPI_Comm bridge_ = MPI_COMM_NULL;
     std::unordered_map<RequestId, MPI_Request> requests_;
     std::vector<MPI_Request> waiting_;
     Scratch send_;

@@ -110,6 +110,7 @@ private:
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                        ScheduledCall& call);
     void create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
+    void create_across(const Event& e, const CommunicatorTable& comms, size_t me, int64_t parent, int64_t made);
     void release(const Event& e, const CommunicatorTable& comms, size_t me);
     void not_replayed(const Event& e, bool creates_request);
     Item& add(ItemKind kind, const Event& e);

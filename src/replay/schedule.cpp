@@ -194,10 +194,16 @@ private:
             return;
         }
         case ItemKind::create_comm:
-        case ItemKind::free_comm:
+        case ItemKind::free_comm: {
             if (!causal()) complete_fallbacks();
-            sink_(item.call);
+            ScheduledCall call = item.call;
+            if (item.creates_request) {  // Comm_idup
+                call.request = new_request();
+                pending_.add({call.request, false, false});
+            }
+            sink_(call);
             return;
+        }
         case ItemKind::request_only:
             pending_.add({});
             return;

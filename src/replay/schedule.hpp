@@ -56,8 +56,10 @@ enum class CallKind : uint8_t {
     complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did
     collective,  // `op` on `comm`; sizes below
     create_comm, // make communicator `new_comm` (kNoComm: none for this rank) with `members`, as `op`:
-                 // Comm_split or Comm_dup of `comm` (all its members take part), or Comm_create_group
-    free_comm,   // free `comm`
+                 // Comm_split, Comm_dup or Comm_idup (with `request`) of `comm` (all its members take
+                 // part), Comm_create_group, Intercomm_create from `comm` to the group led by
+                 // `remote_leader`, or Intercomm_merge of `comm` (`high`)
+    free_comm,   // free `comm` (Comm_free or Comm_disconnect)
 };
 
 struct ScheduledCall {
@@ -79,7 +81,9 @@ struct ScheduledCall {
     std::vector<int64_t> send_counts;     // v-collectives: bytes per rank of `comm`, send side
     std::vector<int64_t> recv_counts;     //                and receive side
     int64_t new_comm = 0;                 // create_comm
-    std::vector<Rank> members;            // create_comm: world ranks in new-communicator order
+    std::vector<Rank> members;            // create_comm: world ranks in new-communicator order (the local group)
+    Rank remote_leader = -1;              // Intercomm_create: world rank of the remote group's first
+    bool high = false;                    // Intercomm_merge
     double seconds = 0;                   // compute
     const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
 

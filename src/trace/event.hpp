@@ -34,8 +34,9 @@ enum class Role : uint8_t {
     key,           // the caller's rank in the new communicator
     completed_set, // which pending requests a completion call completed (trace/completion_set.hpp)
     cancelled_set, // which of those had been cancelled (same encoding; only where some had)
+    remote_leader, // an intercommunicator's creation: world rank of the remote group's rank 0 (or kNoComm)
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::cancelled_set) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::remote_leader) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...

@@ -21,7 +21,7 @@ std::string symbolic(int64_t v, Role role)
         if (v == kRootSelf) return "ROOT";
     }
     if ((role == Role::tag || role == Role::recv_tag || role == Role::matched_tag) && v == kAnyTag) return "ANY_TAG";
-    if ((role == Role::color || role == Role::new_comm) && v == kNoComm) return "COMM_NULL";
+    if ((role == Role::color || role == Role::new_comm || role == Role::remote_leader) && v == kNoComm) return "COMM_NULL";
     return std::to_string(v);
 }
 
@@ -315,7 +315,10 @@ std::string render_sequence(const Trace& trace)
         std::vector<int64_t> completed_set;
         bool completed_set_exact = true;
         for (const auto& p : e.params) {
-            if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key) continue;
+            if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key ||
+                p.role == Role::remote_leader) {
+                continue;
+            }
             const auto value = p.value.value_for(r);
             if (p.role == Role::completed_set) {
                 completed_set_exact = completed_set_exact && value.has_value();

@@ -11,10 +11,11 @@
 
 namespace htrace {
 
-// 2 added the completed_set and cancelled_set parameters of completion calls; version 1 files read
-// as they are.
-inline constexpr uint32_t kTraceFormatVersion = 2;
-inline constexpr uint32_t kOldestReadableFormatVersion = 1;
+// 2 added the completed_set and cancelled_set parameters of completion calls; 3 the remote_leader
+// of intercommunicator creations, and modelled operations (Comm_idup, Intercomm_create,
+// Comm_disconnect, one-sided communication) that change the operation codes: older files do not read.
+inline constexpr uint32_t kTraceFormatVersion = 3;
+inline constexpr uint32_t kOldestReadableFormatVersion = 3;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);
 
