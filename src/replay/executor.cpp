@@ -137,6 +137,13 @@ void Executor::issue_call(const ScheduledCall& call)
     case CallKind::create_comm:
         create(call);
         return;
+    case CallKind::one_sided: {
+        const int64_t bytes = std::max({call.bytes, call.target_bytes, int64_t{16}});  // CAS: two elements
+        windows_.issue(call, send_.at_least(bytes), receive_.at_least(std::max(call.recv_bytes, bytes)),
+                       call.request != 0 ? new_request(call.request) : nullptr);
+        count(call.op, call.bytes);
+        return;
+    }
     case CallKind::free_comm: {
         auto found = comms_.find(call.comm);
         if (found == comms_.end() || call.comm <= 1) return;
@@ -231,6 +238,11 @@ void Executor::create(const ScheduledCall& call)
 
 void Executor::collective(const ScheduledCall& call)
 {
+    if (is_window_collective(call.op)) {
+        windows_.collective(call, call.op == Op::Win_fence || call.op == Op::Win_free ? MPI_COMM_NULL : comm(call.comm));
+        count(call.op, call.bytes);
+        return;
+    }
     const MPI_Comm c = comm(call.comm);
     int size = 1;
     PMPI_Comm_size(c, &size);

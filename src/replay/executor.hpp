@@ -2,6 +2,7 @@
 // Issues a schedule (replay/schedule.hpp) as real MPI calls, with MPI_BYTE buffers of the scheduled
 // sizes, and counts what it issued per operation.
 
+#include "replay/one_sided_executor.hpp"
 #include "replay/schedule.hpp"
 #include "replay/watchdog.hpp"
 
@@ -68,6 +69,7 @@ private:
     std::vector<int> recv_displacements_;
     std::vector<MPI_Datatype> types_;
     std::vector<IssuedTotals> totals_;
+    Windows windows_;  // freed after the communicators they were made on, as MPI allows
     Watchdog* watchdog_;
     double compute_seconds_ = 0;
 };

@@ -67,15 +67,17 @@ int64_t largest(const Value& v)
 }
 
 // The largest message any send of the trace may carry, whether any message or receive size is
-// drawn, and whether any completion cancelled something.
-void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations)
+// drawn, whether any completion cancelled something, and the most bytes a one-sided call targets.
+void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations,
+                     int64_t& largest_target)
 {
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            survey_messages(node.loop().body, largest_bytes, drawn, cancellations);
+            survey_messages(node.loop().body, largest_bytes, drawn, cancellations, largest_target);
             continue;
         }
         const Event& e = node.event();
+        if (const Value* target = e.find(Role::target_bytes)) largest_target = std::max(largest_target, largest(*target));
         const auto kind = operation_kind(e.op);
         cancellations = cancellations || e.find(Role::cancelled_set) != nullptr;
         // A drawn receive size may be smaller than the exact size of the message it takes.
@@ -100,7 +102,7 @@ std::optional<Rank> CommView::world_peer(int64_t relative) const
 RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming)
     : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
 {
-    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_);
+    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_, largest_target_);
 }
 
 const Item* RankStream::peek(size_t ahead)
@@ -193,7 +195,14 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
         if (taking_part) completion(e, me);
         break;
     case OperationKind::collective:
-        if (taking_part) collective(e, participants, comms, me);
+        if (taking_part && is_window_collective(e.op)) {
+            window_collective(e, participants, comms, me);
+        } else if (taking_part) {
+            collective(e, participants, comms, me);
+        }
+        break;
+    case OperationKind::one_sided:
+        if (taking_part) one_sided(e, me);
         break;
     case OperationKind::comm_create:
         if (taking_part) create(e, participants, comms, me);

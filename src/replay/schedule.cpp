@@ -183,6 +183,7 @@ private:
             if (options_.compute) sink_(item.call);
             return;
         case ItemKind::send:
+        case ItemKind::one_sided:
         case ItemKind::collective: {
             if (item.kind == ItemKind::collective && !causal()) complete_fallbacks();
             ScheduledCall call = item.call;

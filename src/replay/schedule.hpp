@@ -60,6 +60,9 @@ enum class CallKind : uint8_t {
                  // part), Comm_create_group, Intercomm_create from `comm` to the group led by
                  // `remote_leader`, or Intercomm_merge of `comm` (`high`)
     free_comm,   // free `comm` (Comm_free or Comm_disconnect)
+    one_sided,   // `op` on window `window`: to or from `peer` (`bytes` at the origin, `target_bytes` at
+                 // the target, `recv_bytes` of a result), or its synchronization (`assertion`,
+                 // `lock_type`, `group`); window creation, free and fence are collectives
 };
 
 struct ScheduledCall {
@@ -84,6 +87,11 @@ struct ScheduledCall {
     std::vector<Rank> members;            // create_comm: world ranks in new-communicator order (the local group)
     Rank remote_leader = -1;              // Intercomm_create: world rank of the remote group's first
     bool high = false;                    // Intercomm_merge
+    int64_t window = -1;                  // one-sided calls and window collectives: this rank's window id
+    int64_t target_bytes = 0;             // one-sided: bytes at the target
+    int64_t assertion = 0;                // one-sided synchronization
+    int64_t lock_type = 0;                //   (kLockExclusive, kLockShared)
+    std::vector<int32_t> group;           // Win_post, Win_start: ranks of the window's communicator
     double seconds = 0;                   // compute
     const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
 

@@ -9,7 +9,7 @@ namespace {
 constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "peer", "tag", "bytes", "source", "recv_tag", "recv_bytes", "root", "comm", "requests", "completed",
     "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set", "cancelled_set",
-    "remote_leader",
+    "remote_leader", "window", "target_bytes", "assertion", "lock_type",
 };
 
 }  // namespace
@@ -26,7 +26,8 @@ bool role_is_relative(Role role) { return role == Role::peer || role == Role::so
 bool role_is_categorical(Role role)
 {
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
-           role == Role::root || role == Role::remote_leader;
+           role == Role::root || role == Role::remote_leader || role == Role::window || role == Role::assertion ||
+           role == Role::lock_type;
 }
 
 void TimeStats::add(double seconds)

@@ -262,7 +262,9 @@ PerRankTotals count_calls(const Trace& trace)
         for (const auto& p : e.params) {
             for (const auto& [value, share] : shares(p.value, r)) {
                 const double calls = weight * share;
-                if (p.role == Role::bytes || p.role == Role::recv_bytes) t.bytes += double(value) * calls;
+                if (p.role == Role::bytes || p.role == Role::recv_bytes || p.role == Role::target_bytes) {
+                    t.bytes += double(value) * calls;
+                }
                 if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
                     t.peers[peer_key(comms, r, comm_id, value, p.role)] += calls;
                 }
@@ -296,6 +298,7 @@ std::string_view kind_name(OperationKind kind)
     case OperationKind::collective: return "collective";
     case OperationKind::comm_create: return "comm_create";
     case OperationKind::comm_free: return "comm_free";
+    case OperationKind::one_sided: return "one_sided";
     case OperationKind::opaque: return "opaque";
     }
     return "unknown";
