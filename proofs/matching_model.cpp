@@ -207,6 +207,7 @@ private:
     bool complete(Rank rank, const ScheduledCall& call);
     bool collective(Rank rank, const ScheduledCall& call);
     bool free_comm(Rank rank, const ScheduledCall& call);
+    bool one_sided(Rank rank, const ScheduledCall& call);
 
     std::optional<size_t> resolve(Rank rank, int64_t id);
     std::optional<size_t> creation_context(Rank rank, const ScheduledCall& call);
@@ -312,6 +313,7 @@ bool Model::advance(Rank rank)
     case CallKind::collective:
     case CallKind::create_comm: return collective(rank, call);
     case CallKind::free_comm: return free_comm(rank, call);
+    case CallKind::one_sided: return one_sided(rank, call);
     }
     fail(where({rank, state.pc}) + ": unknown call kind");
     return false;
@@ -496,6 +498,19 @@ bool Model::collective(Rank rank, const ScheduledCall& call)
     state.waiting_instance = key;
     if (instance.done) return step(state);
     return true;
+}
+
+// A one-sided call completes without a call of the target's (MPI's progress rule); one with a
+// request is complete at once. (Window creation, free and fence are collectives; post/start/
+// complete/wait are not modelled: proofs/README.md says why they cannot deadlock.)
+bool Model::one_sided(Rank rank, const ScheduledCall& call)
+{
+    auto& state = ranks_[static_cast<size_t>(rank)];
+    if (call.request != 0) {
+        operations_.push_back(Operation{CallRef{rank, state.pc}, true, call.bytes});
+        if (!add_request(rank, call.request, operations_.size() - 1)) return false;
+    }
+    return step(state);
 }
 
 bool Model::free_comm(Rank rank, const ScheduledCall& call)
@@ -839,6 +854,8 @@ std::string describe_call(const replay::ScheduledCall& call)
                std::to_string(call.new_comm) + " " + ranks_text(call.members);
     case CallKind::free_comm:
         return "free comm " + std::to_string(call.comm);
+    case CallKind::one_sided:
+        return name_of(call.op) + " on window " + std::to_string(call.window) + " to " + peer_text() + request_text();
     }
     return "unknown call";
 }

@@ -13,19 +13,21 @@ namespace htrace::capture {
 
 // The argument roles of mpi_functions.py, as bits: which of CallArgs' fields an operation sets.
 namespace arg {
-enum : uint32_t {
-    sendbuf = 1u << 0, count = 1u << 1, datatype = 1u << 2, recvcount = 1u << 3, recvtype = 1u << 4,
-    sendcounts = 1u << 5, recvcounts = 1u << 6, sendtypes = 1u << 7, recvtypes = 1u << 8, peer = 1u << 9,
-    source = 1u << 10, root = 1u << 11, tag = 1u << 12, recvtag = 1u << 13, comm = 1u << 14,
-    newcomm = 1u << 15, freecomm = 1u << 16, request = 1u << 17, request_count = 1u << 18,
-    requests = 1u << 19, status = 1u << 20, statuses = 1u << 21, index = 1u << 22, flag = 1u << 23,
-    outcount = 1u << 24, indices = 1u << 25, persistent = 1u << 26, message = 1u << 27,
-    matched_message = 1u << 28,
+enum : uint64_t {
+    sendbuf = 1ull << 0, count = 1ull << 1, datatype = 1ull << 2, recvcount = 1ull << 3, recvtype = 1ull << 4,
+    sendcounts = 1ull << 5, recvcounts = 1ull << 6, sendtypes = 1ull << 7, recvtypes = 1ull << 8, peer = 1ull << 9,
+    source = 1ull << 10, root = 1ull << 11, tag = 1ull << 12, recvtag = 1ull << 13, comm = 1ull << 14,
+    newcomm = 1ull << 15, freecomm = 1ull << 16, request = 1ull << 17, request_count = 1ull << 18,
+    requests = 1ull << 19, status = 1ull << 20, statuses = 1ull << 21, index = 1ull << 22, flag = 1ull << 23,
+    outcount = 1ull << 24, indices = 1ull << 25, persistent = 1ull << 26, message = 1ull << 27,
+    matched_message = 1ull << 28, newcomm_later = 1ull << 29,
+    win = 1ull << 30, newwin = 1ull << 31, freewin = 1ull << 32, win_size = 1ull << 33, target_count = 1ull << 34,
+    target_type = 1ull << 35, assertion = 1ull << 36, lock_type = 1ull << 37, group = 1ull << 38,
 };
 }  // namespace arg
 
 // The argument roles `op` has (0 for opaque operations).
-uint32_t operation_args(Op op);
+uint64_t operation_args(Op op);
 
 struct CallArgs {
     const void* sendbuf = nullptr;
@@ -44,6 +46,8 @@ struct CallArgs {
     int recvtag = 0;
     MPI_Comm comm = MPI_COMM_NULL;
     MPI_Comm newcomm = MPI_COMM_NULL;
+    MPI_Comm* newcomm_slot = nullptr;          // newcomm_later: where the handle will be
+    MPI_Fint* newcomm_fortran_slot = nullptr;  //   (as a Fortran handle)
     MPI_Request request = MPI_REQUEST_NULL;  // created by the call
     int request_count = 0;
     const MPI_Request* requests = nullptr;   // given to a completion call, as they were before it
@@ -55,6 +59,14 @@ struct CallArgs {
     const int* indices = nullptr;
     MPI_Message message = MPI_MESSAGE_NULL;          // returned by Mprobe/Improbe
     MPI_Message matched_message = MPI_MESSAGE_NULL;  // given to Mrecv/Imrecv, as it was before the call
+    MPI_Win win = MPI_WIN_NULL;      // one-sided: the window used or freed
+    MPI_Win newwin = MPI_WIN_NULL;   //   and the one made
+    MPI_Aint win_size = 0;
+    int target_count = 0;
+    MPI_Datatype target_type = MPI_DATATYPE_NULL;
+    int assertion = 0;
+    int lock_type = 0;
+    MPI_Group group = MPI_GROUP_NULL;
 };
 
 // Where the application called the wrapper this expands in.

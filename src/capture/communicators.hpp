@@ -23,21 +23,31 @@ public:
     void start();
     // The communicator's entry; one not seen being created gets an id now.
     const CommInfo& lookup(MPI_Comm comm);
+    // A communicator just made: a new entry, whatever an old one with the same handle said (MPI
+    // hands out a freed handle again).
     const CommInfo& add(MPI_Comm comm);
+    // An id for a communicator whose handle comes later (MPI_Comm_idup), and the handle once known.
+    int64_t reserve();
+    void bind(int64_t id, MPI_Comm comm);
     // Forgets the communicator; returns its id (or -1).
     int64_t remove(MPI_Comm comm);
     // The world rank of rank 0 of `comm`.
     int leader_world_rank(MPI_Comm comm) const;
+    // The world rank of rank 0 of the remote group of intercommunicator `comm`.
+    int remote_leader_world_rank(MPI_Comm comm) const;
 
 private:
     CommInfo describe(MPI_Comm comm, int64_t id) const;
     int64_t lowest_free_id() const;
+    void forget_handle(MPI_Comm comm);
+    int world_rank_of_first(MPI_Group group) const;
 
     struct Entry {
         MPI_Comm comm;
         CommInfo info;
     };
     std::vector<Entry> entries_;  // few, most used first: a linear search beats hashing here
+    std::vector<int64_t> reserved_;  // ids of communicators whose handle is not known yet
     MPI_Group world_group_ = MPI_GROUP_NULL;
 };
 

@@ -76,9 +76,13 @@ C_BEFORE = {  # role -> code run before the PMPI call; NAME is the argument
     "tag": "a.tag = NAME;", "recvtag": "a.recvtag = NAME;", "comm": "a.comm = NAME;",
     "freecomm": "a.comm = *NAME;", "request_count": "a.request_count = NAME;",
     "matched_message": "a.matched_message = *NAME;",
+    "win": "a.win = NAME;", "freewin": "a.win = *NAME;", "win_size": "a.win_size = NAME;",
+    "target_count": "a.target_count = NAME;", "target_type": "a.target_type = NAME;",
+    "assertion": "a.assertion = NAME;", "lock_type": "a.lock_type = NAME;", "group": "a.group = NAME;",
 }
 C_AFTER = {  # role -> code run after the PMPI call
-    "newcomm": "a.newcomm = *NAME;", "request": "a.request = *NAME;", "index": "a.index = *NAME;",
+    "newcomm": "a.newcomm = *NAME;", "newcomm_later": "a.newcomm_slot = NAME;", "newwin": "a.newwin = *NAME;",
+    "request": "a.request = *NAME;", "index": "a.index = *NAME;",
     "flag": "a.flag = *NAME;", "outcount": "a.outcount = *NAME;", "indices": "a.indices = NAME;",
     "persistent": "a.request = *NAME;", "message": "a.message = *NAME;",
 }
@@ -92,13 +96,20 @@ F_BEFORE = {
     "tag": "a.tag = *NAME;", "recvtag": "a.recvtag = *NAME;", "comm": "a.comm = PMPI_Comm_f2c(*NAME);",
     "freecomm": "a.comm = PMPI_Comm_f2c(*NAME);", "request_count": "a.request_count = *NAME;",
     "matched_message": "a.matched_message = PMPI_Message_f2c(*NAME);",
+    "win": "a.win = PMPI_Win_f2c(*NAME);", "freewin": "a.win = PMPI_Win_f2c(*NAME);",
+    "win_size": "a.win_size = *reinterpret_cast<const MPI_Aint*>(NAME);",  # INTEGER(KIND=MPI_ADDRESS_KIND)
+    "target_count": "a.target_count = *NAME;", "target_type": "a.target_type = PMPI_Type_f2c(*NAME);",
+    "assertion": "a.assertion = *NAME;", "lock_type": "a.lock_type = *NAME;",
+    "group": "a.group = PMPI_Group_f2c(*NAME);",
 }
 F_LATE_BEFORE = {  # need the scalars above first
     "sendtypes": "a.sendtypes = call.types_from_fortran(NAME, htrace::capture::send_peer_count(call));",
     "recvtypes": "a.recvtypes = call.types_from_fortran(NAME, htrace::capture::recv_peer_count(call));",
 }
 F_AFTER = {
-    "newcomm": "a.newcomm = PMPI_Comm_f2c(*NAME);", "request": "a.request = PMPI_Request_f2c(*NAME);",
+    "newcomm": "a.newcomm = PMPI_Comm_f2c(*NAME);", "newcomm_later": "a.newcomm_fortran_slot = NAME;",
+    "newwin": "a.newwin = PMPI_Win_f2c(*NAME);",
+    "request": "a.request = PMPI_Request_f2c(*NAME);",
     "index": "a.index = htrace::capture::index_from_fortran(*NAME);", "flag": "a.flag = *NAME;",
     "outcount": "a.outcount = *NAME;", "indices": "a.indices = call.indices_from_fortran(NAME, a.outcount);",
     "persistent": "a.request = PMPI_Request_f2c(*NAME);", "message": "a.message = PMPI_Message_f2c(*NAME);",

@@ -21,8 +21,13 @@ Kinds (what the recorder does with the call):
   cancel             asks to cancel `requests` (whether it did, their completion says)
   completion         Wait/Test family: completes requests
   collective         every collective; `root` where there is one
-  comm_create        makes a communicator (`newcomm`) from `comm`
+  comm_create        makes a communicator (`newcomm`, or `newcomm_later` once its request completes)
+                     from `comm`
   comm_free          frees `freecomm`
+  one_sided          a one-sided call of the origin alone on window `win`: data movement to or from
+                     `peer` (count+datatype at the origin, target_count+target_type at the target,
+                     recvcount+recvtype the result of Get_accumulate), or synchronization (lock_type,
+                     assertion, group)
 
 Roles and what the trace makes of them:
   count+datatype     send-side bytes (count x type size); for Bcast/Reduce/Allreduce/Scan/Exscan the
@@ -33,13 +38,17 @@ Roles and what the trace makes of them:
   sendbuf            only to see MPI_IN_PLACE: then the send side of an operation that also has a
                      receive side carries no bytes
   peer, source, root ranks in `comm`; stored relative to the caller (see DESIGN.md, Endpoints)
-  tag, recvtag, comm, newcomm, freecomm
+  tag, recvtag, comm, newcomm, newcomm_later, freecomm
   request            the request an operation creates
   persistent         the persistent request an init creates (inactive until started)
   message, matched_message   the message handle Mprobe/Improbe return, and the one Mrecv/Imrecv take
   requests+request_count   the requests a completion call looks at (read before the call)
   status, statuses   what matched (the tracer substitutes its own for MPI_STATUS(ES)_IGNORE)
   index, flag, outcount, indices   what a completion call reports
+
+  win, newwin, freewin     the window used, made, freed; win_size its size in bytes
+  target_count+target_type target-side bytes of one-sided calls
+  assertion, lock_type, group   one-sided synchronization's arguments (group: its ranks, as peers)
 
 Send-side bytes of Scatter/Scatterv count only at the root, receive-side bytes of Gather/Gatherv
 only at the root, as MPI says those arguments are significant only there.
@@ -66,6 +75,11 @@ SCATTERV = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, con
 ROOT = "int root:root"
 COMM = "MPI_Comm comm:comm"
 REQ = "MPI_Request *request:request"
+WIN = "MPI_Win win:win"
+RMA_ORIGIN = "const void *origin_addr, int origin_count:count, MPI_Datatype origin_datatype:datatype"
+RMA_RESULT = "void *result_addr, int result_count:recvcount, MPI_Datatype result_datatype:recvtype"
+RMA_TARGET = ("int target_rank:peer, MPI_Aint target_disp, int target_count:target_count, "
+              "MPI_Datatype target_datatype:target_type")
 
 
 def _collective(name, params):
@@ -184,6 +198,54 @@ FUNCTIONS = [
      "const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph:newcomm"),
     ("Intercomm_merge", "comm_create", "MPI_Comm intercomm:comm, int high, MPI_Comm *newintracomm:newcomm"),
     ("Comm_free", "comm_free", "MPI_Comm *comm:freecomm"),
+
+    # Communicators completed by a request, with a remote group, or freed by disconnecting. MPI may
+    # fill Comm_idup's new handle only when its request completes: `newcomm_later` keeps where to
+    # read it then.
+    ("Comm_idup", "comm_create", "MPI_Comm comm:comm, MPI_Comm *newcomm:newcomm_later, MPI_Request *request:request"),
+    ("Intercomm_create", "comm_create", "MPI_Comm local_comm:comm, int local_leader, MPI_Comm peer_comm, "
+                                        "int remote_leader, int tag, MPI_Comm *newintercomm:newcomm"),
+    ("Comm_disconnect", "comm_free", "MPI_Comm *comm:freecomm"),
+
+    # One-sided communication. Creating, freeing and fencing a window are collectives over its
+    # communicator; the rest is made by the origin alone, `peer` being the target rank.
+    *[(name, "collective", params) for name, params in [
+        ("Win_create", "void *base, MPI_Aint size:win_size, int disp_unit, MPI_Info info, " + COMM + ", "
+                       "MPI_Win *win:newwin"),
+        ("Win_allocate", "MPI_Aint size:win_size, int disp_unit, MPI_Info info, " + COMM + ", void *baseptr, "
+                         "MPI_Win *win:newwin"),
+        ("Win_allocate_shared", "MPI_Aint size:win_size, int disp_unit, MPI_Info info, " + COMM + ", void *baseptr, "
+                                "MPI_Win *win:newwin"),
+        ("Win_create_dynamic", "MPI_Info info, " + COMM + ", MPI_Win *win:newwin"),
+        ("Win_free", "MPI_Win *win:freewin"),
+        ("Win_fence", "int assert_flags:assertion, " + WIN),
+    ]],
+    *[(name, "one_sided", params) for name, params in [
+        ("Put", RMA_ORIGIN + ", " + RMA_TARGET + ", " + WIN),
+        ("Get", "void" + RMA_ORIGIN[len("const void"):] + ", " + RMA_TARGET + ", " + WIN),
+        ("Accumulate", RMA_ORIGIN + ", " + RMA_TARGET + ", MPI_Op op, " + WIN),
+        ("Get_accumulate", RMA_ORIGIN + ", " + RMA_RESULT + ", " + RMA_TARGET + ", MPI_Op op, " + WIN),
+        ("Fetch_and_op", "const void *origin_addr, void *result_addr, MPI_Datatype datatype:datatype, "
+                         "int target_rank:peer, MPI_Aint target_disp, MPI_Op op, " + WIN),
+        ("Compare_and_swap", "const void *origin_addr, const void *compare_addr, void *result_addr, "
+                             "MPI_Datatype datatype:datatype, int target_rank:peer, MPI_Aint target_disp, " + WIN),
+        ("Rput", RMA_ORIGIN + ", " + RMA_TARGET + ", " + WIN + ", " + REQ),
+        ("Rget", "void" + RMA_ORIGIN[len("const void"):] + ", " + RMA_TARGET + ", " + WIN + ", " + REQ),
+        ("Raccumulate", RMA_ORIGIN + ", " + RMA_TARGET + ", MPI_Op op, " + WIN + ", " + REQ),
+        ("Rget_accumulate", RMA_ORIGIN + ", " + RMA_RESULT + ", " + RMA_TARGET + ", MPI_Op op, " + WIN + ", " + REQ),
+        ("Win_lock", "int lock_type:lock_type, int rank:peer, int assert_flags:assertion, " + WIN),
+        ("Win_unlock", "int rank:peer, " + WIN),
+        ("Win_lock_all", "int assert_flags:assertion, " + WIN),
+        ("Win_unlock_all", WIN),
+        ("Win_flush", "int rank:peer, " + WIN),
+        ("Win_flush_local", "int rank:peer, " + WIN),
+        ("Win_flush_all", WIN),
+        ("Win_flush_local_all", WIN),
+        ("Win_post", "MPI_Group group:group, int assert_flags:assertion, " + WIN),
+        ("Win_start", "MPI_Group group:group, int assert_flags:assertion, " + WIN),
+        ("Win_complete", WIN),
+        ("Win_wait", WIN),
+    ]],
 ]
 
 # Wrapped by no generated wrapper at all: handle conversions and clocks are not communication, are

@@ -10,6 +10,7 @@
 #include "trace/completion_set.hpp"
 #include "trace/trace_file.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -21,7 +22,7 @@
 
 namespace htrace::capture {
 
-uint32_t operation_args(Op op)
+uint64_t operation_args(Op op)
 {
     switch (op) {
 #define HTRACE_OPERATION_ARGS(name, roles) \
@@ -114,9 +115,14 @@ private:
     void stop(double entered, CallSite site);
     void fail_at_start(const std::string& message, bool print);
     void describe(RecordedCall& call, const CallArgs& args, int rc);
-    void add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present);
     void add_completion(RecordedCall& call, const CallArgs& args);
-    void add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present);
+    void add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present);
+    void add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
+    void add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
+    void bind_idups(const std::vector<MPI_Request>& completed);
+    void add_window_collective(RecordedCall& call, const CallArgs& args, int rc);
+    void add_one_sided(RecordedCall& call, const CallArgs& args);
     void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
     void record_starts(RecordedCall& first, const CallArgs& args);
     void add_request_free(RecordedCall& call, const CallArgs& args);
@@ -135,6 +141,24 @@ private:
     // Handles are the library's to reuse once freed or received: entries leave with the object.
     std::unordered_map<MPI_Request, PersistentRequest> persistent_;
     std::unordered_map<MPI_Message, MatchedMessage> messages_;
+    // Comm_idup calls whose request has not completed: the new handle is read from the application's
+    // variable once it has.
+    struct PendingIdup {
+        MPI_Request request;
+        MPI_Comm* slot;
+        MPI_Fint* fortran_slot;
+        int64_t id;
+    };
+    std::vector<PendingIdup> pending_idups_;
+    // Windows, like communicators: ids the same on every rank for the same creation (the lowest
+    // free one), and the communicator their ranks are ranks of.
+    struct Window {
+        MPI_Win win;
+        int64_t id;
+        CommInfo comm;
+    };
+    std::vector<Window> windows_;
+    const Window* window(MPI_Win win) const;
     // Scratch of add_completion.
     std::vector<MPI_Request> completed_requests_;
     std::vector<uint32_t> completed_positions_;
@@ -170,7 +194,13 @@ int64_t relative_peer(int peer, const CommInfo& comm)
     if (peer == MPI_ANY_SOURCE) return kAnySource;
     if (peer == MPI_PROC_NULL) return kProcNull;
     if (peer == MPI_ROOT) return kRootSelf;
-    if (comm.inter || comm.size <= 0) return peer;
+    if (comm.inter) {
+        // A rank of the remote group, relative to the caller's rank in its own group, which may be
+        // larger than the remote group.
+        if (comm.remote_size <= 0) return peer;
+        return ((int64_t(peer) - comm.rank) % comm.remote_size + comm.remote_size) % comm.remote_size;
+    }
+    if (comm.size <= 0) return peer;
     // Both ranks lie in [0, size): one comparison instead of two divisions on the hot path.
     const int64_t offset = int64_t(peer) - comm.rank;
     return offset < 0 ? offset + comm.size : offset;
@@ -453,7 +483,7 @@ void Tracer::write_trace(Sequence merged, double traced_seconds, double merge_se
 void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
 {
     const Op op = call.op;
-    const uint32_t present = operation_args(op);
+    const uint64_t present = operation_args(op);
     const auto kind = operation_kind(op);
     if (kind == OperationKind::opaque || kind == OperationKind::init) return;
 
@@ -474,6 +504,12 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
     if (present & arg::matched_message) {
         if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
         add_matched_receive(call, args, present);
+        return;
+    }
+    if (present & (arg::win | arg::freewin)) {  // on a window: its communicator is the window's
+        if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
+        if (kind == OperationKind::one_sided) add_one_sided(call, args);
+        if (kind == OperationKind::collective) add_window_collective(call, args, rc);
         return;
     }
     const CommInfo comm = comms_.lookup(args.comm);
@@ -509,28 +545,152 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
         }
         break;
     case OperationKind::collective:
-        add_collective(call, args, comm, present);
-        break;
-    case OperationKind::comm_create: {
-        call.add(Role::comm, comm.id);
-        if (rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL) {
-            const CommInfo& created = comms_.add(args.newcomm);
-            call.add(Role::new_comm, created.id);
-            call.add(Role::color, comms_.leader_world_rank(args.newcomm));
-            call.add(Role::key, created.rank);
+        if (is_window_collective(op)) {
+            add_window_collective(call, args, rc);
         } else {
-            call.add(Role::new_comm, kNoComm);
-            call.add(Role::color, kNoComm);
-            call.add(Role::key, kNoComm);
+            add_collective(call, args, comm, present);
         }
         break;
-    }
+    case OperationKind::comm_create:
+        if (op == Op::Comm_idup) {
+            add_idup(call, args, comm, rc);
+        } else {
+            add_creation(call, args, comm, rc);
+        }
+        break;
     default:
         break;
     }
 }
 
-void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)
+void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
+{
+    call.add(Role::comm, comm.id);
+    const bool made = rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL;
+    if (made) {
+        const CommInfo& created = comms_.add(args.newcomm);
+        call.add(Role::new_comm, created.id);
+        call.add(Role::color, comms_.leader_world_rank(args.newcomm));
+        call.add(Role::key, created.rank);
+    } else {
+        call.add(Role::new_comm, kNoComm);
+        call.add(Role::color, kNoComm);
+        call.add(Role::key, kNoComm);
+    }
+    // Both groups of an intercommunicator name each other's first rank, so the walk can pair them.
+    if (call.op == Op::Intercomm_create) {
+        call.add(Role::remote_leader, made ? comms_.remote_leader_world_rank(args.newcomm) : kNoComm);
+    }
+}
+
+// A duplicate has its parent's members in its parent's order, known at the call; its handle may
+// only be filled in when the request completes, so its id is reserved until then (bind_idups).
+void Tracer::add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
+{
+    call.add(Role::comm, comm.id);
+    if (rc != MPI_SUCCESS) {
+        call.add(Role::new_comm, kNoComm);
+        call.add(Role::color, kNoComm);
+        call.add(Role::key, kNoComm);
+        return;
+    }
+    const int64_t id = comms_.reserve();
+    call.add(Role::new_comm, id);
+    call.add(Role::color, comms_.leader_world_rank(args.comm));
+    call.add(Role::key, comm.rank);
+    pending_idups_.push_back({args.request, args.newcomm_slot, args.newcomm_fortran_slot, id});
+}
+
+void Tracer::bind_idups(const std::vector<MPI_Request>& completed)
+{
+    for (MPI_Request request : completed) {
+        auto found = std::find_if(pending_idups_.begin(), pending_idups_.end(),
+                                  [request](const PendingIdup& p) { return p.request == request; });
+        if (found == pending_idups_.end()) continue;
+        MPI_Comm made = MPI_COMM_NULL;
+        if (found->slot != nullptr) made = *found->slot;
+        if (found->fortran_slot != nullptr) made = PMPI_Comm_f2c(*found->fortran_slot);
+        comms_.bind(found->id, made);
+        pending_idups_.erase(found);
+    }
+}
+
+const Tracer::Window* Tracer::window(MPI_Win win) const
+{
+    for (const auto& w : windows_) {
+        if (w.win == win) return &w;
+    }
+    return nullptr;
+}
+
+// Creating, freeing or fencing a window: the window's communicator (as collectives are merged by
+// it), the window id, and the size or the assert argument.
+void Tracer::add_window_collective(RecordedCall& call, const CallArgs& args, int rc)
+{
+    if (call.op == Op::Win_fence || call.op == Op::Win_free) {
+        const Window* w = window(args.win);
+        call.add(Role::comm, w ? w->comm.id : kNoComm);
+        call.add(Role::window, w ? w->id : kNoComm);
+        if (call.op == Op::Win_fence) call.add(Role::assertion, args.assertion);
+        if (call.op == Op::Win_free && rc == MPI_SUCCESS && w != nullptr) {
+            windows_.erase(windows_.begin() + (w - windows_.data()));
+        }
+        return;
+    }
+    const CommInfo comm = comms_.lookup(args.comm);
+    call.add(Role::comm, comm.id);
+    int64_t id = kNoComm;
+    if (rc == MPI_SUCCESS) {
+        std::erase_if(windows_, [&](const Window& w) { return w.win == args.newwin; });  // a handle used again
+        id = 0;
+        std::vector<int64_t> used;
+        for (const auto& w : windows_) used.push_back(w.id);
+        std::sort(used.begin(), used.end());
+        for (int64_t u : used) id += u == id ? 1 : 0;
+        windows_.push_back({args.newwin, id, comm});
+    }
+    call.add(Role::window, id);
+    call.add(Role::bytes, call.op == Op::Win_create_dynamic ? 0 : int64_t(args.win_size));
+}
+
+// A one-sided call: the target relative to the caller in the window's communicator, like a peer;
+// bytes at the origin, at the target, and of a result.
+void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args)
+{
+    const Op op = call.op;
+    const uint64_t present = operation_args(op);
+    const Window* w = window(args.win);
+    const CommInfo comm = w ? w->comm : CommInfo{kNoComm, 0, 0, false, 0};
+    if (present & arg::peer) call.add(Role::peer, relative_peer(args.peer, comm));
+    if (present & arg::group) {
+        // The ranks of the group, as ranks of the window's communicator, each a peer.
+        MPI_Group comm_group = MPI_GROUP_NULL;
+        PMPI_Win_get_group(args.win, &comm_group);
+        int n = 0;
+        PMPI_Group_size(args.group, &n);
+        std::vector<int> ranks(static_cast<size_t>(std::max(n, 0)));
+        std::vector<int> in_comm(ranks.size());
+        for (int i = 0; i < n; ++i) ranks[size_t(i)] = i;
+        PMPI_Group_translate_ranks(args.group, n, ranks.data(), comm_group, in_comm.data());
+        PMPI_Group_free(&comm_group);
+        for (int r : in_comm) call.add(Role::peer, relative_peer(r, comm));
+    }
+    if (present & arg::datatype) {
+        const int64_t element = type_sizes_.of(args.datatype);
+        // Fetch_and_op and Compare_and_swap move one element each way.
+        const bool single = op == Op::Fetch_and_op || op == Op::Compare_and_swap;
+        call.add(Role::bytes, single ? element : int64_t(args.count) * element);
+        if (single) call.add(Role::target_bytes, element);
+    }
+    if (present & arg::target_count) call.add(Role::target_bytes, int64_t(args.target_count) * type_size(args.target_type));
+    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_size(args.recvtype));
+    if (present & arg::lock_type) call.add(Role::lock_type, args.lock_type == MPI_LOCK_EXCLUSIVE ? kLockExclusive : kLockShared);
+    if (present & arg::assertion) call.add(Role::assertion, args.assertion);
+    call.add(Role::comm, comm.id);
+    call.add(Role::window, w ? w->id : kNoComm);
+}
+
+void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
 {
     call.add(Role::peer, relative_peer(args.peer, comm));
     call.add(Role::tag, tag_value(args.tag));
@@ -655,6 +815,7 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
+    if (!pending_idups_.empty()) bind_idups(completed_requests_);
     // Where sends were going matters only for those cancelled: the usual completion does not copy it.
     const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_,
                                                       cancelled_.empty() ? nullptr : &completed_sends_);
@@ -690,7 +851,7 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     }
 }
 
-void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint32_t present)
+void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
 {
     const Op op = call.op;
     const bool rooted = (present & arg::root) != 0;

@@ -39,6 +39,7 @@ Executor::Executor(Watchdog* watchdog) : totals_(static_cast<size_t>(Op::first_o
 {
     comms_[0] = MPI_COMM_WORLD;
     comms_[1] = MPI_COMM_SELF;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &bridge_);
 }
 
 Executor::~Executor()
@@ -46,6 +47,7 @@ Executor::~Executor()
     for (auto& [id, comm] : comms_) {
         if (id > 1 && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     }
+    PMPI_Comm_free(&bridge_);
 }
 
 MPI_Comm Executor::comm(int64_t id) const
@@ -135,12 +137,23 @@ void Executor::issue_call(const ScheduledCall& call)
     case CallKind::create_comm:
         create(call);
         return;
+    case CallKind::one_sided: {
+        const int64_t bytes = std::max({call.bytes, call.target_bytes, int64_t{16}});  // CAS: two elements
+        windows_.issue(call, send_.at_least(bytes), receive_.at_least(std::max(call.recv_bytes, bytes)),
+                       call.request != 0 ? new_request(call.request) : nullptr);
+        count(call.op, call.bytes);
+        return;
+    }
     case CallKind::free_comm: {
         auto found = comms_.find(call.comm);
         if (found == comms_.end() || call.comm <= 1) return;
-        MPI_Comm_free(&found->second);
+        if (call.op == Op::Comm_disconnect) {
+            MPI_Comm_disconnect(&found->second);
+        } else {
+            MPI_Comm_free(&found->second);
+        }
         comms_.erase(found);
-        count(Op::Comm_free, 0);
+        count(call.op, 0);
         return;
     }
     }
@@ -183,8 +196,24 @@ void Executor::complete(const ScheduledCall& call)
 // duplicates it, or its members alone make it (schedule: create_comm).
 void Executor::create(const ScheduledCall& call)
 {
+    if (call.op == Op::Comm_idup) {
+        // The handle is written when the request completes: into its own entry, which stays put.
+        auto [slot, inserted] = comms_.try_emplace(call.new_comm, MPI_COMM_NULL);
+        if (!inserted && slot->second != MPI_COMM_NULL && call.new_comm > 1) MPI_Comm_free(&slot->second);
+        MPI_Comm_idup(comm(call.comm), &slot->second, new_request(call.request));
+        count(call.op, 0);
+        return;
+    }
+    // A request the traced call made but the replayed one does not (Comm_idup of a parent some
+    // member of which did not take part): completed at once.
+    if (call.request != 0) *new_request(call.request) = MPI_REQUEST_NULL;
     MPI_Comm made = MPI_COMM_NULL;
-    if (call.op == Op::Comm_dup) {
+    if (call.op == Op::Intercomm_create) {
+        // Every group's leader is its first rank; the tag only has to agree, on a communicator of its own.
+        MPI_Intercomm_create(comm(call.comm), 0, bridge_, call.remote_leader, 0, &made);
+    } else if (call.op == Op::Intercomm_merge) {
+        MPI_Intercomm_merge(comm(call.comm), call.high ? 1 : 0, &made);
+    } else if (call.op == Op::Comm_dup) {
         MPI_Comm_dup(comm(call.comm), &made);
     } else if (call.op == Op::Comm_split) {
         // The members' colour is the world rank of their first; the key orders them as recorded.
@@ -214,12 +243,24 @@ void Executor::create(const ScheduledCall& call)
 
 void Executor::collective(const ScheduledCall& call)
 {
+    if (is_window_collective(call.op)) {
+        windows_.collective(call, call.op == Op::Win_fence || call.op == Op::Win_free ? MPI_COMM_NULL : comm(call.comm));
+        count(call.op, call.bytes);
+        return;
+    }
     const MPI_Comm c = comm(call.comm);
     int size = 1;
     PMPI_Comm_size(c, &size);
+    int inter = 0;
+    PMPI_Comm_test_inter(c, &inter);
+    if (inter) {  // buffers for whichever group is larger
+        int remote = 1;
+        PMPI_Comm_remote_size(c, &remote);
+        size = std::max(size, remote);
+    }
     const int bytes = as_count(call.bytes);
     const int recv_bytes = as_count(call.recv_bytes);
-    const int root = call.root;
+    const int root = call.root == kRootSelf ? MPI_ROOT : call.root == kProcNull ? MPI_PROC_NULL : call.root;
     MPI_Request* request = call.request != 0 ? new_request(call.request) : nullptr;
     auto to_ints = [](const std::vector<int64_t>& from, std::vector<int>& counts, std::vector<int>& displacements) {
         counts.resize(from.size());

@@ -2,6 +2,7 @@
 // Issues a schedule (replay/schedule.hpp) as real MPI calls, with MPI_BYTE buffers of the scheduled
 // sizes, and counts what it issued per operation.
 
+#include "replay/one_sided_executor.hpp"
 #include "replay/schedule.hpp"
 #include "replay/watchdog.hpp"
 
@@ -53,7 +54,11 @@ private:
     MPI_Request* new_request(RequestId id);
     void count(Op op, int64_t bytes);
 
+    // Node-based: Comm_idup fills its entry in place when its request completes.
     std::unordered_map<int64_t, MPI_Comm> comms_;
+    // The peer communicator of replayed MPI_Intercomm_create: the leaders' handshake on it cannot
+    // meet a replayed message.
+    MPI_Comm bridge_ = MPI_COMM_NULL;
     std::unordered_map<RequestId, MPI_Request> requests_;
     std::vector<MPI_Request> waiting_;
     Scratch send_;
@@ -64,6 +69,7 @@ private:
     std::vector<int> recv_displacements_;
     std::vector<MPI_Datatype> types_;
     std::vector<IssuedTotals> totals_;
+    Windows windows_;  // freed after the communicators they were made on, as MPI allows
     Watchdog* watchdog_;
     double compute_seconds_ = 0;
 };

@@ -67,7 +67,7 @@ bool may_be_in_place(Op op, bool at_root)
 
 // Creations that every member of the parent communicator calls, each getting its part (or none).
 constexpr std::initializer_list<Op> kSplitLike = {
-    Op::Comm_dup, Op::Comm_dup_with_info, Op::Comm_split, Op::Comm_split_type, Op::Comm_create, Op::Cart_create,
+    Op::Comm_dup, Op::Comm_dup_with_info, Op::Comm_idup, Op::Comm_split, Op::Comm_split_type, Op::Comm_create, Op::Cart_create,
     Op::Cart_sub, Op::Graph_create, Op::Dist_graph_create, Op::Dist_graph_create_adjacent};
 
 bool has_histogram(const Event& e, Role role)
@@ -86,16 +86,18 @@ int64_t largest(const Value& v)
 }
 
 // The largest message any send of the trace may carry, whether any message or receive size is
-// drawn, and whether any completion cancelled something (and a send).
+// drawn, whether any completion cancelled something (and a send), and the most bytes a one-sided call
+// targets.
 void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations,
-                     bool& cancelled_sends)
+                     bool& cancelled_sends, int64_t& largest_target)
 {
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            survey_messages(node.loop().body, largest_bytes, drawn, cancellations, cancelled_sends);
+            survey_messages(node.loop().body, largest_bytes, drawn, cancellations, cancelled_sends, largest_target);
             continue;
         }
         const Event& e = node.event();
+        if (const Value* target = e.find(Role::target_bytes)) largest_target = std::max(largest_target, largest(*target));
         const auto kind = operation_kind(e.op);
         cancellations = cancellations || e.find(Role::cancelled_set) != nullptr;
         cancelled_sends = cancelled_sends || e.find(Role::cancelled_peer) != nullptr;
@@ -121,7 +123,8 @@ std::optional<Rank> CommView::world_peer(int64_t relative) const
 RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming)
     : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
 {
-    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_, has_cancelled_sends_);
+    survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_, has_cancelled_sends_,
+                    largest_target_);
 }
 
 const Item* RankStream::peek(size_t ahead)
@@ -233,7 +236,14 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
         if (taking_part) completion(e, me);
         break;
     case OperationKind::collective:
-        if (taking_part) collective(e, participants, comms, me);
+        if (taking_part && is_window_collective(e.op)) {
+            window_collective(e, participants, comms, me);
+        } else if (taking_part) {
+            collective(e, participants, comms, me);
+        }
+        break;
+    case OperationKind::one_sided:
+        if (taking_part) one_sided(e, me);
         break;
     case OperationKind::comm_create:
         if (taking_part) create(e, participants, comms, me);
@@ -323,7 +333,7 @@ void RankStream::send_of(const Event& e, const std::vector<Rank>& participants, 
         const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
         if (my_comm && source) {
             Item& message = add(ItemKind::incoming, e);
-            message.asked.comm.members = comms.shared_members(me_, *my_comm);
+            message.asked.comm.members = comms.shared_peer_group(me_, *my_comm);
             message.call.kind = CallKind::receive;
             message.call.op = Op::Irecv;
             message.call.comm = *my_comm;
@@ -353,7 +363,7 @@ void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t 
     const auto comm = value(me, Role::comm);
     CommView view;
     if (comm) {
-        view.members = comms.shared_members(me_, *comm);
+        view.members = comms.shared_peer_group(me_, *comm);
         view.my_rank = comms.rank_in(me_, *comm, me_).value_or(-1);
     }
     if (!view.members || view.my_rank < 0) {
@@ -467,13 +477,19 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
 {
     const auto comm = value(me, Role::comm);
     const auto* members = comm ? comms.members(me_, *comm) : nullptr;
-    // A collective replays only where every member of its communicator takes part; anything else
-    // would hang, and the merge never produces it for a communicator the trace knows.
-    const bool all_take_part = members != nullptr && members->size() <= participants.size() &&
-                               std::all_of(members->begin(), members->end(), [&](Rank m) {
-                                   return std::binary_search(participants.begin(), participants.end(), m);
-                               });
-    if (!all_take_part || is_neighbor_collective(e.op)) {
+    const auto* remote = comm ? comms.remote_members(me_, *comm) : nullptr;
+    // A collective replays only where every member of its communicator (both groups of an
+    // intercommunicator) takes part; anything else would hang, and the merge never produces it for a
+    // communicator the trace knows.
+    auto all_in = [&](const std::vector<Rank>* group) {
+        return group != nullptr && std::all_of(group->begin(), group->end(), [&](Rank m) {
+                   return std::binary_search(participants.begin(), participants.end(), m);
+               });
+    };
+    const bool all_take_part = all_in(members) && (remote == nullptr || all_in(remote));
+    // The v-collectives' per-member sizes are derived for one group.
+    const bool vector_across = remote != nullptr && is_vector_collective(e.op);
+    if (!all_take_part || is_neighbor_collective(e.op) || vector_across) {
         not_replayed(e, creates_request(e.op));
         return;
     }
@@ -604,20 +620,55 @@ void RankStream::create(const Event& e, const std::vector<Rank>& participants, c
                                   return std::binary_search(participants.begin(), participants.end(), m);
                               });
     const bool got_one = made && *made != kNoComm;
-    if (!got_one && !whole_parent) return;  // this rank got MPI_COMM_NULL and takes no part
+    const bool request = e.op == Op::Comm_idup;
+    if (!got_one && !whole_parent) {  // this rank got MPI_COMM_NULL and takes no part
+        if (request) not_replayed(e, true);
+        return;
+    }
     const auto* members = got_one ? comms.members(me_, *made) : nullptr;
     if (got_one && members == nullptr) {
-        not_replayed(e, false);
+        not_replayed(e, request);
+        return;
+    }
+    if (is_one_of(e.op, {Op::Intercomm_create, Op::Intercomm_merge})) {
+        create_across(e, comms, me, *parent, *made);
         return;
     }
     Item& item = add(ItemKind::create_comm, e);
     item.call.kind = CallKind::create_comm;
-    item.call.op = !whole_parent                              ? Op::Comm_create_group
+    item.creates_request = request;
+    item.call.op = !whole_parent                                 ? Op::Comm_create_group
+                   : e.op == Op::Comm_idup                       ? Op::Comm_idup
                    : is_one_of(e.op, {Op::Comm_dup, Op::Comm_dup_with_info}) ? Op::Comm_dup
                                                                              : Op::Comm_split;
     item.call.comm = parent.value_or(kNoComm);
     item.call.new_comm = got_one ? *made : kNoComm;
     if (members != nullptr) item.call.members = *members;
+}
+
+// An intercommunicator made from the local group's communicator and the remote group's first rank,
+// or merged from one, as the program did: both need the parent replayed.
+void RankStream::create_across(const Event& e, const CommunicatorTable& comms, size_t me, int64_t parent, int64_t made)
+{
+    const auto* local = comms.members(me_, parent);
+    const auto remote_leader = value(me, Role::remote_leader);
+    if (local == nullptr || (e.op == Op::Intercomm_create && (!remote_leader || *remote_leader < 0))) {
+        not_replayed(e, false);
+        return;
+    }
+    Item& item = add(ItemKind::create_comm, e);
+    item.call.kind = CallKind::create_comm;
+    item.call.op = e.op;
+    item.call.comm = parent;
+    item.call.new_comm = made;
+    item.call.members = *comms.members(me_, made);
+    if (e.op == Op::Intercomm_create) {
+        item.call.remote_leader = static_cast<Rank>(*remote_leader);
+    } else {
+        // MPI orders the merged group low group first: this rank's group was high where it came second.
+        const Rank first = item.call.members.front();
+        item.call.high = std::find(local->begin(), local->end(), first) == local->end();
+    }
 }
 
 void RankStream::release(const Event& e, const CommunicatorTable& comms, size_t me)
@@ -626,7 +677,7 @@ void RankStream::release(const Event& e, const CommunicatorTable& comms, size_t 
     if (!comm || comms.members(me_, *comm) == nullptr || *comm <= 1) return;
     Item& item = add(ItemKind::free_comm, e);
     item.call.kind = CallKind::free_comm;
-    item.call.op = Op::Comm_free;
+    item.call.op = e.op == Op::Comm_disconnect ? Op::Comm_disconnect : Op::Comm_free;
     item.call.comm = *comm;
 }
 

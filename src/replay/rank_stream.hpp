@@ -15,6 +15,7 @@
 #include "histogram/sampler.hpp"
 
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -34,6 +35,7 @@ enum class ItemKind : uint8_t {
     request_only, // a call that created a request but is not replayed (the request stays empty)
     incoming,     // call: a send another rank (or this one) aims at this rank, as that rank issues it
     withdrawn,    // an incoming message whose send the sender cancelled (its cancel won): nothing to do
+    one_sided,    // call: a one-sided call, ready (creating a request for Rput and its kin)
 };
 
 // A communicator as one rank knows it, to turn a relative peer into a world rank later. The members
@@ -119,8 +121,13 @@ private:
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                        ScheduledCall& call);
     void create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
+    void create_across(const Event& e, const CommunicatorTable& comms, size_t me, int64_t parent, int64_t made);
     void release(const Event& e, const CommunicatorTable& comms, size_t me);
     void withdraw_cancelled(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
+    // One-sided communication (one_sided.cpp).
+    void window_collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
+                           size_t me);
+    void one_sided(const Event& e, size_t me);
     void not_replayed(const Event& e, bool creates_request);
     Item& add(ItemKind kind, const Event& e);
 
@@ -139,6 +146,8 @@ private:
     bool message_sizes_drawn_ = false;
     bool has_cancellations_ = false;
     bool has_cancelled_sends_ = false;
+    std::map<int64_t, CommView> windows_;  // this rank's windows: its communicator, as at the creation
+    int64_t largest_target_ = 0;           // bytes: what a replayed dynamic window attaches
 };
 
 }  // namespace htrace::replay

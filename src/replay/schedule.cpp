@@ -183,6 +183,7 @@ private:
             if (options_.compute) sink_(item.call);
             return;
         case ItemKind::send:
+        case ItemKind::one_sided:
         case ItemKind::collective: {
             if (item.kind == ItemKind::collective && !causal()) complete_fallbacks();
             ScheduledCall call = item.call;
@@ -201,10 +202,16 @@ private:
             return;
         }
         case ItemKind::create_comm:
-        case ItemKind::free_comm:
+        case ItemKind::free_comm: {
             if (!causal()) complete_fallbacks();
-            sink_(item.call);
+            ScheduledCall call = item.call;
+            if (item.creates_request) {  // Comm_idup
+                call.request = new_request();
+                pending_.add({call.request, false, false});
+            }
+            sink_(call);
             return;
+        }
         case ItemKind::request_only:
             pending_.add({});
             return;

@@ -57,8 +57,13 @@ enum class CallKind : uint8_t {
                  // Request_free, free them without waiting (they complete unseen)
     collective,  // `op` on `comm`; sizes below
     create_comm, // make communicator `new_comm` (kNoComm: none for this rank) with `members`, as `op`:
-                 // Comm_split or Comm_dup of `comm` (all its members take part), or Comm_create_group
-    free_comm,   // free `comm`
+                 // Comm_split, Comm_dup or Comm_idup (with `request`) of `comm` (all its members take
+                 // part), Comm_create_group, Intercomm_create from `comm` to the group led by
+                 // `remote_leader`, or Intercomm_merge of `comm` (`high`)
+    free_comm,   // free `comm` (Comm_free or Comm_disconnect)
+    one_sided,   // `op` on window `window`: to or from `peer` (`bytes` at the origin, `target_bytes` at
+                 // the target, `recv_bytes` of a result), or its synchronization (`assertion`,
+                 // `lock_type`, `group`); window creation, free and fence are collectives
 };
 
 struct ScheduledCall {
@@ -80,7 +85,14 @@ struct ScheduledCall {
     std::vector<int64_t> send_counts;     // v-collectives: bytes per rank of `comm`, send side
     std::vector<int64_t> recv_counts;     //                and receive side
     int64_t new_comm = 0;                 // create_comm
-    std::vector<Rank> members;            // create_comm: world ranks in new-communicator order
+    std::vector<Rank> members;            // create_comm: world ranks in new-communicator order (the local group)
+    Rank remote_leader = -1;              // Intercomm_create: world rank of the remote group's first
+    bool high = false;                    // Intercomm_merge
+    int64_t window = -1;                  // one-sided calls and window collectives: this rank's window id
+    int64_t target_bytes = 0;             // one-sided: bytes at the target
+    int64_t assertion = 0;                // one-sided synchronization
+    int64_t lock_type = 0;                //   (kLockExclusive, kLockShared)
+    std::vector<int32_t> group;           // Win_post, Win_start: ranks of the window's communicator
     double seconds = 0;                   // compute
     const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
 

@@ -10,6 +10,7 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "peer", "tag", "bytes", "source", "recv_tag", "recv_bytes", "root", "comm", "requests", "completed",
     "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set", "cancelled_set",
     "synchronous", "cancelled_peer", "cancelled_tag", "cancelled_comm",
+    "remote_leader", "window", "target_bytes", "assertion", "lock_type",
 };
 
 }  // namespace
@@ -29,7 +30,8 @@ bool role_is_relative(Role role)
 bool role_is_categorical(Role role)
 {
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
-           role == Role::root || role == Role::synchronous || role == Role::cancelled_comm;
+           role == Role::root || role == Role::synchronous || role == Role::cancelled_comm ||
+           role == Role::remote_leader || role == Role::window || role == Role::assertion || role == Role::lock_type;
 }
 
 void TimeStats::add(double seconds)

@@ -38,8 +38,13 @@ enum class Role : uint8_t {
     cancelled_peer, // a completion call that completed a send whose cancel won: its destination (relative),
     cancelled_tag,  //   tag and communicator, one triple per such send, oldest request first, so that
     cancelled_comm, //   replay leaves its message out on both sides
+    remote_leader, // an intercommunicator's creation: world rank of the remote group's rank 0 (or kNoComm)
+    window,        // one-sided: window id (like communicator ids; a creation's is the new window's)
+    target_bytes,  // one-sided: bytes at the target (target count x type size)
+    assertion,     // one-sided synchronization's assert argument
+    lock_type,     // MPI_Win_lock: kLockExclusive or kLockShared
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::cancelled_comm) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::lock_type) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
@@ -53,6 +58,8 @@ inline constexpr int64_t kProcNull = -2;
 inline constexpr int64_t kRootSelf = -3;  // MPI_ROOT on an intercommunicator
 inline constexpr int64_t kAnyTag = -1;
 inline constexpr int64_t kNoComm = -1;
+inline constexpr int64_t kLockExclusive = 1;
+inline constexpr int64_t kLockShared = 2;
 
 struct Param {
     Role role;

@@ -10,7 +10,7 @@
 namespace htrace {
 
 enum class OperationKind : uint8_t {
-    init, finalize, send, recv, sendrecv, probe, completion, collective, comm_create, comm_free, opaque,
+    init, finalize, send, recv, sendrecv, probe, completion, collective, comm_create, comm_free, one_sided, opaque,
     persistent_init, start, request_free, cancel,
 };
 
@@ -37,5 +37,8 @@ inline bool is_one_of(Op op, std::initializer_list<Op> ops)
 
 // Collectives over a topology's neighbours (their peers come from the communicator's topology).
 bool is_neighbor_collective(Op op);
+
+// Collectives on a window: its creation, its free and MPI_Win_fence.
+bool is_window_collective(Op op);
 
 }  // namespace htrace

@@ -21,7 +21,7 @@ std::string symbolic(int64_t v, Role role)
         if (v == kRootSelf) return "ROOT";
     }
     if ((role == Role::tag || role == Role::recv_tag || role == Role::matched_tag) && v == kAnyTag) return "ANY_TAG";
-    if ((role == Role::color || role == Role::new_comm) && v == kNoComm) return "COMM_NULL";
+    if ((role == Role::color || role == Role::new_comm || role == Role::remote_leader) && v == kNoComm) return "COMM_NULL";
     return std::to_string(v);
 }
 
@@ -270,7 +270,9 @@ PerRankTotals count_calls(const Trace& trace)
         for (const auto& p : e.params) {
             for (const auto& [value, share] : shares(p.value, r)) {
                 const double calls = weight * share;
-                if (p.role == Role::bytes || p.role == Role::recv_bytes) t.bytes += double(value) * calls;
+                if (p.role == Role::bytes || p.role == Role::recv_bytes || p.role == Role::target_bytes) {
+                    t.bytes += double(value) * calls;
+                }
                 if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
                     t.peers[peer_key(comms, r, comm_id, value, p.role)] += calls;
                 }
@@ -304,6 +306,7 @@ std::string_view kind_name(OperationKind kind)
     case OperationKind::collective: return "collective";
     case OperationKind::comm_create: return "comm_create";
     case OperationKind::comm_free: return "comm_free";
+    case OperationKind::one_sided: return "one_sided";
     case OperationKind::opaque: return "opaque";
     case OperationKind::persistent_init: return "persistent_init";
     case OperationKind::start: return "start";
@@ -327,7 +330,10 @@ std::string render_sequence(const Trace& trace)
         std::vector<int64_t> completed_set;
         bool completed_set_exact = true;
         for (const auto& p : e.params) {
-            if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key) continue;
+            if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key ||
+                p.role == Role::remote_leader) {
+                continue;
+            }
             const auto value = p.value.value_for(r);
             if (p.role == Role::completed_set) {
                 completed_set_exact = completed_set_exact && value.has_value();

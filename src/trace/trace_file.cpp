@@ -20,18 +20,10 @@ constexpr size_t kFixedPrefix = sizeof(kMagic) + 8;  // magic, then the total si
 
 enum class NodeTag : uint8_t { event = 0, loop = 1 };
 
-// How events are laid out. Files from format 3 on store compute times to the nanosecond (as
-// variable-length integers: a few bytes instead of 32), each call-site signature once (later events
-// name it by its index) and steps in per-rank values; the merge's messages between ranks keep times
-// exact, since they are still being combined.
-struct Layout {
-    bool signature_table = true;
-    bool nanosecond_times = true;
-    bool per_rank_steps = true;
-};
-constexpr Layout kFileLayout{};
-constexpr Layout kMergeLayout{true, false, true};
-constexpr Layout kLayoutBeforeFormat3{false, false, false};
+// Compute times: trace files store them to the nanosecond (variable-length integers, a few bytes
+// instead of 32); the merge's messages between ranks keep them exact, since they are still being
+// combined there.
+enum class Times : uint8_t { nanoseconds, exact };
 
 uint64_t to_nanoseconds(double seconds) { return static_cast<uint64_t>(std::llround(std::max(seconds, 0.0) * 1e9)); }
 double from_nanoseconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
@@ -166,7 +158,7 @@ private:
 
 class BodyWriter {
 public:
-    BodyWriter(Encoder& out, Layout layout) : out_(out), layout_(layout) {}
+    BodyWriter(Encoder& out, Times times) : out_(out), times_(times) {}
 
     void ranks(const RankList& list)
     {
@@ -251,10 +243,6 @@ public:
     // 0 and the signature where it is new, else 1 + its index among the signatures written so far.
     void signature(uint64_t signature)
     {
-        if (!layout_.signature_table) {
-            out_.fixed64(signature);
-            return;
-        }
         const auto [known, added] = signature_index_.try_emplace(signature, signature_index_.size());
         out_.unsigned_int(added ? 0 : known->second + 1);
         if (added) out_.fixed64(signature);
@@ -264,7 +252,7 @@ public:
     {
         out_.unsigned_int(t.count);
         if (t.count == 0) return;
-        if (!layout_.nanosecond_times) {
+        if (times_ == Times::exact) {
             out_.real(t.mean);
             out_.real(t.m2);
             out_.real(t.min);
@@ -314,7 +302,7 @@ public:
 
 private:
     Encoder& out_;
-    Layout layout_;
+    Times times_;
     std::unordered_map<uint64_t, uint64_t> signature_index_;
     std::map<Op, uint64_t> opaque_codes_;
     std::vector<Op> opaque_order_;
@@ -344,7 +332,7 @@ constexpr int64_t kMostRanks = int64_t(1) << 24;
 
 class BodyReader {
 public:
-    BodyReader(Decoder& in, Layout layout) : in_(in), layout_(layout) {}
+    BodyReader(Decoder& in, Times times) : in_(in), times_(times) {}
 
     RankList ranks()
     {
@@ -417,7 +405,7 @@ public:
             return Value(in_.signed_int());
         case ValueTag::per_rank: {
             const size_t at = in_.position();
-            const uint64_t header = layout_.per_rank_steps ? in_.unsigned_int() : in_.unsigned_int() << 1;
+            const uint64_t header = in_.unsigned_int();
             const size_t n = in_.count_of(header >> 1);
             const bool steps = (header & 1) != 0;
             std::vector<PerRankValue> entries;
@@ -473,7 +461,6 @@ public:
 
     uint64_t signature()
     {
-        if (!layout_.signature_table) return in_.fixed64();
         const uint64_t index = in_.unsigned_int();
         if (index == 0) return signatures_.emplace_back(in_.fixed64());
         if (index > signatures_.size()) {
@@ -488,7 +475,7 @@ public:
         TimeStats t;
         t.count = in_.unsigned_int();
         if (t.count == 0) return t;
-        if (!layout_.nanosecond_times) {
+        if (times_ == Times::exact) {
             t.mean = in_.real();
             t.m2 = in_.real();
             t.min = in_.real();
@@ -563,7 +550,7 @@ private:
     }
 
     Decoder& in_;
-    Layout layout_;
+    Times times_;
     std::vector<uint64_t> signatures_;
 };
 
@@ -594,7 +581,7 @@ uint32_t crc32(const uint8_t* data, size_t size)
 std::vector<uint8_t> encode_sequence(const Sequence& sequence)
 {
     Encoder out;
-    BodyWriter body(out, kMergeLayout);
+    BodyWriter body(out, Times::exact);
     body.sequence(sequence);
     body.opaque_names();
     return std::move(out.bytes());
@@ -603,7 +590,7 @@ std::vector<uint8_t> encode_sequence(const Sequence& sequence)
 SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes)
 {
     Decoder in(bytes.data(), bytes.size());
-    BodyReader body(in, kMergeLayout);
+    BodyReader body(in, Times::exact);
     Sequence seq = body.sequence();
     body.resolve_opaque_names(seq);
     if (!in.ok()) return {std::nullopt, in.error()};
@@ -618,7 +605,7 @@ std::vector<uint8_t> encode_trace(const Trace& trace)
     out.unsigned_int(kTraceFormatVersion);
     out.unsigned_int(modelled_operation_count());
     write_header(out, trace.header);
-    BodyWriter body(out, kFileLayout);
+    BodyWriter body(out, Times::nanoseconds);
     body.sequence(trace.body);
     body.opaque_names();
     auto& bytes = out.bytes();
@@ -664,7 +651,7 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     }
     Trace trace;
     trace.header = read_header(in);
-    BodyReader body(in, version >= 3 ? kFileLayout : kLayoutBeforeFormat3);
+    BodyReader body(in, Times::nanoseconds);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));

@@ -13,11 +13,11 @@ namespace htrace {
 
 // 2 added the completed_set and cancelled_set parameters of completion calls. 3 stores compute times
 // to the nanosecond, each call site's signature once, and steps in per-rank values (values that follow
-// the rank); it models persistent requests, matched probes and receives, MPI_Request_free and
-// MPI_Cancel (new operation codes, the synchronous parameter) and gives MPI_Sendrecv_replace its
-// recv_bytes. Files of versions 1 and 2 read as they are (their per-rank values with step 0).
+// the rank); it models persistent requests, matched probes and receives, MPI_Request_free, MPI_Cancel,
+// Comm_idup, Intercomm_create (remote_leader), Comm_disconnect and one-sided communication, which
+// changes the operation codes: older files do not read.
 inline constexpr uint32_t kTraceFormatVersion = 3;
-inline constexpr uint32_t kOldestReadableFormatVersion = 1;
+inline constexpr uint32_t kOldestReadableFormatVersion = 3;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);
 

@@ -6,7 +6,8 @@
 
 namespace htrace {
 
-CommunicatorTable::CommunicatorTable(int32_t world_size) : by_rank_(static_cast<size_t>(std::max(world_size, 0)))
+CommunicatorTable::CommunicatorTable(int32_t world_size)
+    : by_rank_(static_cast<size_t>(std::max(world_size, 0))), remote_by_rank_(by_rank_.size())
 {
     auto world = std::make_shared<std::vector<Rank>>();
     for (Rank r = 0; r < world_size; ++r) world->push_back(r);
@@ -24,6 +25,27 @@ const CommunicatorTable::Members* CommunicatorTable::find(Rank rank, int64_t com
     return found == comms.end() ? nullptr : &found->second;
 }
 
+const CommunicatorTable::Members* CommunicatorTable::find_remote(Rank rank, int64_t comm) const
+{
+    if (rank < 0 || static_cast<size_t>(rank) >= remote_by_rank_.size()) return nullptr;
+    const auto& comms = remote_by_rank_[static_cast<size_t>(rank)];
+    if (comms.empty()) return nullptr;
+    auto found = comms.find(comm);
+    return found == comms.end() ? nullptr : &found->second;
+}
+
+const std::vector<Rank>* CommunicatorTable::remote_members(Rank rank, int64_t comm) const
+{
+    const Members* found = find_remote(rank, comm);
+    return found ? found->get() : nullptr;
+}
+
+std::shared_ptr<const std::vector<Rank>> CommunicatorTable::shared_peer_group(Rank rank, int64_t comm) const
+{
+    const Members* remote = find_remote(rank, comm);
+    return remote ? *remote : shared_members(rank, comm);
+}
+
 const std::vector<Rank>* CommunicatorTable::members(Rank rank, int64_t comm) const
 {
     const Members* found = find(rank, comm);
@@ -39,9 +61,10 @@ std::shared_ptr<const std::vector<Rank>> CommunicatorTable::shared_members(Rank 
 std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int64_t relative) const
 {
     if (relative < 0) return std::nullopt;
-    const auto* group = members(caller, comm);
+    const auto* remote = remote_members(caller, comm);
+    const auto* group = remote ? remote : members(caller, comm);
     if (group == nullptr || group->empty()) return std::nullopt;
-    const auto me = rank_in(caller, comm, caller);
+    const auto me = rank_in(caller, comm, caller);  // in the caller's own group, never the remote one
     if (!me) return std::nullopt;
     const auto size = static_cast<int64_t>(group->size());
     return (*group)[static_cast<size_t>((*me + relative) % size)];
@@ -54,8 +77,12 @@ std::optional<int32_t> CommunicatorTable::rank_in(Rank caller, int64_t comm, Ran
     // The world communicator lists every rank in order: no search on replay's hottest path.
     if (comm == 0 && member >= 0 && static_cast<size_t>(member) < group->size()) return member;
     auto found = std::find(group->begin(), group->end(), member);
-    if (found == group->end()) return std::nullopt;
-    return static_cast<int32_t>(found - group->begin());
+    if (found != group->end()) return static_cast<int32_t>(found - group->begin());
+    const auto* remote = remote_members(caller, comm);
+    if (remote == nullptr) return std::nullopt;
+    found = std::find(remote->begin(), remote->end(), member);
+    if (found == remote->end()) return std::nullopt;
+    return static_cast<int32_t>(found - remote->begin());
 }
 
 std::optional<int64_t> CommunicatorTable::local_id(Rank rank, Rank other, int64_t other_comm) const
@@ -64,7 +91,9 @@ std::optional<int64_t> CommunicatorTable::local_id(Rank rank, Rank other, int64_
     if (rank == other) return other_comm;
     const auto* group = members(other, other_comm);
     if (group == nullptr || rank < 0 || static_cast<size_t>(rank) >= by_rank_.size()) return std::nullopt;
-    for (const auto& [id, members] : by_rank_[static_cast<size_t>(rank)]) {
+    // Across an intercommunicator, `rank` knows `other`'s group as its remote one.
+    const bool inter = remote_members(other, other_comm) != nullptr;
+    for (const auto& [id, members] : (inter ? remote_by_rank_ : by_rank_)[static_cast<size_t>(rank)]) {
         if (members.get() == group) return id;
     }
     return std::nullopt;
@@ -72,7 +101,8 @@ std::optional<int64_t> CommunicatorTable::local_id(Rank rank, Rank other, int64_
 
 std::optional<Rank> CommunicatorTable::world_rank(Rank caller, int64_t comm, int64_t index) const
 {
-    const auto* group = members(caller, comm);
+    const auto* remote = remote_members(caller, comm);
+    const auto* group = remote ? remote : members(caller, comm);
     if (group == nullptr || index < 0 || index >= static_cast<int64_t>(group->size())) return std::nullopt;
     return (*group)[static_cast<size_t>(index)];
 }
@@ -91,6 +121,7 @@ void CommunicatorTable::create(const Event& creation, const std::vector<Rank>& p
         if (!c || !k || *c == kNoComm) continue;
         groups[*c].emplace_back(*k, r);
     }
+    std::map<int64_t, Members> made;
     for (auto& [c, entries] : groups) {
         std::sort(entries.begin(), entries.end());
         auto members = std::make_shared<std::vector<Rank>>();
@@ -99,8 +130,40 @@ void CommunicatorTable::create(const Event& creation, const std::vector<Rank>& p
             auto id = new_comm->value_for(entry.second);
             if (id && static_cast<size_t>(entry.second) < by_rank_.size()) {
                 by_rank_[static_cast<size_t>(entry.second)][*id] = members;
+                remote_by_rank_[static_cast<size_t>(entry.second)].erase(*id);
             }
         }
+        made[c] = members;
+    }
+    if (creation.find(Role::remote_leader) != nullptr) pair_groups(creation, made);
+}
+
+// An intercommunicator's two groups are usually one event instance (its creation is collective over
+// both), but where the merge kept them apart, the first group waits for the second.
+void CommunicatorTable::pair_groups(const Event& creation, const std::map<int64_t, Members>& groups)
+{
+    const Value* remote_leader = creation.find(Role::remote_leader);
+    const Value* new_comm = creation.find(Role::new_comm);
+    for (const auto& [leader, members] : groups) {
+        OpenGroup group{members, kNoComm, {}};
+        for (Rank r : *members) {
+            group.remote_leader = remote_leader->value_for(r).value_or(kNoComm);
+            group.ids.emplace_back(r, new_comm->value_for(r).value_or(kNoComm));
+        }
+        open_groups_[leader] = std::move(group);
+    }
+    for (const auto& [leader, members] : groups) {
+        auto mine = open_groups_.find(leader);
+        if (mine == open_groups_.end()) continue;  // paired with its partner of this instance already
+        auto other = open_groups_.find(mine->second.remote_leader);
+        if (other == open_groups_.end() || other == mine || other->second.remote_leader != leader) continue;
+        for (const auto& [a, b] : {std::pair{&mine->second, &other->second}, std::pair{&other->second, &mine->second}}) {
+            for (const auto& [r, id] : a->ids) {
+                if (id != kNoComm) remote_by_rank_[static_cast<size_t>(r)][id] = b->members;
+            }
+        }
+        open_groups_.erase(other);
+        open_groups_.erase(mine);
     }
 }
 
@@ -110,7 +173,10 @@ void CommunicatorTable::free(const Event& release, const std::vector<Rank>& part
     if (comm == nullptr) return;
     for (Rank r : participants) {
         auto id = comm->value_for(r);
-        if (id && static_cast<size_t>(r) < by_rank_.size()) by_rank_[static_cast<size_t>(r)].erase(*id);
+        if (id && static_cast<size_t>(r) < by_rank_.size()) {
+            by_rank_[static_cast<size_t>(r)].erase(*id);
+            remote_by_rank_[static_cast<size_t>(r)].erase(*id);
+        }
     }
 }
 

@@ -16,22 +16,30 @@
 namespace htrace {
 
 // Who is in which communicator, rebuilt from the communicator creations met so far: for each world
-// rank, its communicator ids and their members (world ranks, in communicator rank order).
+// rank, its communicator ids and their members (world ranks, in communicator rank order). An
+// intercommunicator also has a remote group, the one its point-to-point peers and roots are ranks of.
 class CommunicatorTable {
 public:
     explicit CommunicatorTable(int32_t world_size);
 
-    // The members of communicator `comm` as seen by world rank `rank`; nullptr if unknown.
+    // The members of communicator `comm` as seen by world rank `rank` (an intercommunicator's local
+    // group); nullptr if unknown.
     const std::vector<Rank>* members(Rank rank, int64_t comm) const;
     // The same, to keep after the communicator is freed.
     std::shared_ptr<const std::vector<Rank>> shared_members(Rank rank, int64_t comm) const;
+    // An intercommunicator's remote group; nullptr for other communicators (or one not paired yet).
+    const std::vector<Rank>* remote_members(Rank rank, int64_t comm) const;
+    // The group the peers of `comm` are ranks of: the remote group of an intercommunicator, else the
+    // members.
+    std::shared_ptr<const std::vector<Rank>> shared_peer_group(Rank rank, int64_t comm) const;
 
     // The world rank a relative peer of `caller` in `comm` stands for; nullopt for symbolic peers
     // or unknown communicators.
     std::optional<Rank> world_peer(Rank caller, int64_t comm, int64_t relative) const;
-    // The world rank of rank `index` of `comm`, as seen by `caller` (roots are stored that way).
+    // The world rank of rank `index` of `comm`'s peer group, as seen by `caller` (roots are stored that way).
     std::optional<Rank> world_rank(Rank caller, int64_t comm, int64_t index) const;
-    // The rank of world rank `member` in `comm` as seen by `caller`; nullopt if not a member.
+    // The rank of world rank `member` in `comm` as seen by `caller` (in the remote group of an
+    // intercommunicator where it is not in the caller's); nullopt if not a member.
     std::optional<int32_t> rank_in(Rank caller, int64_t comm, Rank member) const;
     // Ids are per process: the id under which `rank` knows the communicator `other` calls `other_comm`.
     std::optional<int64_t> local_id(Rank rank, Rank other, int64_t other_comm) const;
@@ -43,7 +51,18 @@ public:
 private:
     using Members = std::shared_ptr<const std::vector<Rank>>;
     const Members* find(Rank rank, int64_t comm) const;
+    const Members* find_remote(Rank rank, int64_t comm) const;
+    void pair_groups(const Event& creation, const std::map<int64_t, Members>& groups);
+
     std::vector<std::map<int64_t, Members>> by_rank_;
+    std::vector<std::map<int64_t, Members>> remote_by_rank_;
+    // One group of an intercommunicator whose other group has not been created yet, by its leader.
+    struct OpenGroup {
+        Members members;
+        int64_t remote_leader;
+        std::vector<std::pair<Rank, int64_t>> ids;  // (member, its id of the intercommunicator)
+    };
+    std::map<int64_t, OpenGroup> open_groups_;
 };
 
 // One event instance as the walk meets it: the event, its participants that are active there

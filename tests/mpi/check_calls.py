@@ -32,7 +32,7 @@ import re
 import subprocess
 import sys
 
-SYMBOLIC_RANKS = ("ANY_SOURCE", "PROC_NULL")
+SYMBOLIC_RANKS = ("ANY_SOURCE", "PROC_NULL", "ROOT")
 MAX_DIFFERENCES_SHOWN = 200
 
 

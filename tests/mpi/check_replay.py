@@ -10,8 +10,8 @@ PMPI and is not in it); REPORT is h-replay's --report-json.
 At precision 100 the replay must be exact: per rank, the same sends (peer, tag, bytes, in order; the
 send half of a Sendrecv counts as a send, as replay issues it as one, and so does a started persistent
 send; a send whose cancel won, as the program's log in DIR says, does not: no message went) and the
-same collectives
-(operation, communicator members, root, bytes, in order) as the original trace, both as
+same collectives (operation, communicator members, root, bytes, in order) and one-sided calls
+(operation, target, origin, target and result bytes, in order) as the original trace, both as
 `h-dump --sequence` prints them. Calls the replay reports as not replayed must be of the kinds it
 cannot replay (neighbour collectives: the trace has no topology) and are left out of the comparison.
 
@@ -87,7 +87,7 @@ def sequence(h_dump, trace):
 
 
 def communication(calls, left_out):
-    """The sends and collectives of one rank's calls, as comparable tuples."""
+    """The sends, collectives and one-sided calls of one rank's calls, as comparable tuples."""
     out = []
     for kind, operation, params in calls:
         if operation in left_out:
@@ -96,6 +96,9 @@ def communication(calls, left_out):
             out.append(("send", params.get("peer"), params.get("tag"), params.get("bytes")))
         elif kind == "collective":
             out.append((operation, params.get("comm"), params.get("root"), params.get("bytes"),
+                        params.get("recv_bytes")))
+        elif kind == "one_sided":
+            out.append((operation, params.get("peer"), params.get("bytes"), params.get("target_bytes"),
                         params.get("recv_bytes")))
     return out
 

@@ -81,7 +81,10 @@ _BLOCKING_COLLECTIVES = ["Barrier", "Bcast", "Reduce", "Allreduce", "Gather", "G
                          "Neighbor_alltoall", "Neighbor_alltoallv", "Neighbor_alltoallw"]
 # The program logs name functions only, so the collectives are listed: each and its MPI_I twin.
 COLLECTIVE_FUNCTIONS = ({f"MPI_{name}" for name in _BLOCKING_COLLECTIVES}
-                        | {f"MPI_I{name[0].lower()}{name[1:]}" for name in _BLOCKING_COLLECTIVES})
+                        | {f"MPI_I{name[0].lower()}{name[1:]}" for name in _BLOCKING_COLLECTIVES}
+                        # Collectives on windows: their creation (bytes: its size), free and fence.
+                        | {"MPI_Win_create", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_create_dynamic",
+                           "MPI_Win_free", "MPI_Win_fence"})
 ANY_TAG = "ANY_TAG"
 TRACE_ANY_TAG = "-1"  # h-dump --sequence prints an exact MPI_ANY_TAG as the number the trace stores
 MAX_RANKS_SHOWN = 32

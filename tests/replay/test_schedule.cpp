@@ -402,3 +402,58 @@ TEST_CASE("a request freed while active is freed where it was, and a later reque
     CHECK(calls[3].op == Op::Wait);
     CHECK(calls[3].requests == std::vector<RequestId>{calls[2].request});
 }
+
+TEST_CASE("an intercommunicator whose two groups the merge kept apart still replays its peers as ranks of the "
+          "remote group")
+{
+    // World split into {0} and {1, 2} (id 2 on every rank), joined by MPI_Intercomm_create (id 3) from two
+    // call sites; on it rank 0 sends to remote rank 1 (world 2), ranks 1 and 2 to remote rank 0 (world 0).
+    Trace t;
+    t.header.ranks = 3;
+    const auto per_rank = [](std::vector<PerRankValue> values) { return Value(std::move(values)); };
+    const Event split = event(Op::Comm_split, all(3),
+                              {param(Role::comm, 0), param(Role::new_comm, 2),
+                               {Role::color, per_rank({{0, RankList(0)}, {1, RankList::from_sorted({1, 2})}})},
+                               {Role::key, per_rank({{0, RankList::from_sorted({0, 1})}, {1, RankList(2)}})}});
+    auto create = [&](RankList ranks, int64_t leader, int64_t remote_leader, std::vector<PerRankValue> keys, uint64_t site) {
+        Event e = event(Op::Intercomm_create, std::move(ranks),
+                        {param(Role::comm, 2), param(Role::new_comm, 3), param(Role::color, leader),
+                         {Role::key, per_rank(std::move(keys))}, param(Role::remote_leader, remote_leader)});
+        e.signature = site;
+        return e;
+    };
+    const Event first = create(RankList(0), 0, 1, {{0, RankList(0)}}, 100);
+    const Event second = create(RankList::from_sorted({1, 2}), 1, 0, {{0, RankList(1)}, {1, RankList(2)}}, 101);
+    // Relative peers on an intercommunicator: (remote rank - own rank) mod remote size.
+    const Event send = event(Op::Send, all(3),
+                             {{Role::peer, per_rank({{1, RankList(0)}, {0, RankList::from_sorted({1, 2})}})},
+                              param(Role::tag, 4), param(Role::bytes, 8), param(Role::comm, 3)});
+    t.body = {Node{split}, Node{first}, Node{second}, Node{send}};
+
+    const std::map<Rank, Rank> destination = {{0, 2}, {1, 0}, {2, 0}};
+    const std::map<Rank, int32_t> destination_in_comm = {{0, 1}, {1, 0}, {2, 0}};
+    for (Rank r = 0; r < 3; ++r) {
+        CAPTURE(r);
+        const auto calls = schedule_of(t, 1, r, false);
+        std::vector<ScheduledCall> made;
+        std::vector<ScheduledCall> sends;
+        std::vector<ScheduledCall> receives;
+        for (const auto& c : calls) {
+            if (c.kind == CallKind::create_comm && c.op == Op::Intercomm_create) made.push_back(c);
+            if (c.kind == CallKind::send) sends.push_back(c);
+            if (c.kind == CallKind::receive) receives.push_back(c);
+        }
+        REQUIRE(made.size() == 1);
+        CHECK(made[0].comm == 2);
+        CHECK(made[0].remote_leader == (r == 0 ? 1 : 0));
+        REQUIRE(sends.size() == 1);
+        CHECK(sends[0].peer == destination.at(r));
+        CHECK(sends[0].peer_in_comm == destination_in_comm.at(r));
+        // Rank 0 hears from both ranks of the other group, rank 2 from rank 0 only, rank 1 from nobody.
+        std::vector<std::pair<Rank, int32_t>> heard;
+        for (const auto& c : receives) heard.emplace_back(c.peer, c.peer_in_comm);
+        const std::map<Rank, std::vector<std::pair<Rank, int32_t>>> expected = {
+            {0, {{1, 0}, {2, 1}}}, {1, {}}, {2, {{0, 0}}}};
+        CHECK(heard == expected.at(r));
+    }
+}

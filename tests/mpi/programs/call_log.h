@@ -5,7 +5,7 @@
  *
  *     <MPI function name> <bytes> <peers comma-separated, or -> <matched sources comma-separated, or -> [key=value ...]
  *
- * Peers and matched sources are world ranks, or ANY_SOURCE / PROC_NULL. After the four positional
+ * Peers and matched sources are world ranks, or ANY_SOURCE / PROC_NULL / ROOT. After the four positional
  * fields come optional key=value fields (a line without them is still a valid line):
  *
  *     point-to-point (log_send, log_recv, log_recv_matched, log_sendrecv):
@@ -39,9 +39,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Peer values that are not world ranks, and the wildcard tag (negative, so no rank or tag can collide
- * with them). */
-enum { LOG_ANY_SOURCE = -1000001, LOG_PROC_NULL = -1000002, LOG_ANY_TAG = -1000003 };
+/* Peer values that are not world ranks (LOG_ROOT: the root of a collective on an intercommunicator,
+ * which passes MPI_ROOT), and the wildcard tag (negative, so no rank or tag can collide with them). */
+enum { LOG_ANY_SOURCE = -1000001, LOG_PROC_NULL = -1000002, LOG_ANY_TAG = -1000003, LOG_ROOT = -1000004 };
 
 static FILE *call_log_file = NULL;
 
@@ -74,6 +74,8 @@ static inline void call_log_write_ranks(int count, const int *ranks)
             fputs("ANY_SOURCE", call_log_file);
         else if (ranks[i] == LOG_PROC_NULL)
             fputs("PROC_NULL", call_log_file);
+        else if (ranks[i] == LOG_ROOT)
+            fputs("ROOT", call_log_file);
         else
             fprintf(call_log_file, "%d", ranks[i]);
     }
