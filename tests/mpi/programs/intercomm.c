@@ -102,7 +102,7 @@ int main(int argc, char **argv)
 
     long long checksum = 0;
     MPI_Request *requests = malloc((size_t)remote_size * sizeof(MPI_Request));
-    int *out = malloc((size_t)(remote_size + 1) * sizeof(int));
+    int *out = malloc((size_t)(size + 1) * sizeof(int)); /* count <= the larger group */
     int *in = malloc((size_t)(size + 1) * sizeof(int));
     for (int iteration = 0; iteration < iterations; ++iteration) {
         /* Every rank to every rank of the other group; sizes follow the sender's rank. */
