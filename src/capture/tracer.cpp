@@ -126,7 +126,7 @@ private:
     void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
     void record_starts(RecordedCall& first, const CallArgs& args);
     void add_request_free(RecordedCall& call, const CallArgs& args);
-    void add_matched_receive(RecordedCall& call, const CallArgs& args, uint32_t present);
+    void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
     void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
 
     std::mutex mutex_;
@@ -760,7 +760,7 @@ void Tracer::add_request_free(RecordedCall& call, const CallArgs& args)
 }
 
 // MPI_Mrecv and MPI_Imrecv receive the message their probe matched: its source and tag, exactly.
-void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint32_t present)
+void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present)
 {
     auto found = messages_.find(args.matched_message);
     if (found == messages_.end()) {  // a message probed before tracing began: its size alone is known
