@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds h-trace and runs the whole test suite (unit tests and MPI end-to-end tests) against
 # Open MPI, with the replay-fidelity tests on SimGrid's simulated network, then the C tests against
-# MPICH (the simulated tests once are enough).
+# MPICH, lossless only (the simulated tests and lower merge precisions once are enough).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
