@@ -81,24 +81,14 @@ void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_we
 
 LoopFolder::LoopFolder(MergeRule rule, Rank rank) : rule_(rule), rank_(rank) {}
 
-// What must be equal for two elements to possibly match: operation, call site and loop structure,
-// and the values that must be equal to merge (all of them at precision 100), so that a hash match
-// is almost always a fold. Loop counts are left out: the last loop's grows in place.
-uint64_t LoopFolder::key_of(const Node& node) const
+// What must be equal for two calls to possibly match: operation, call site, and the values that
+// must be equal to merge (all of them at precision 100), so that a hash match is almost always a fold.
+uint64_t LoopFolder::event_key(const Event& e) const
 {
-    if (node.is_loop()) return mix64(body_hash(node.loop()) ^ 0xabcdefull);
-    const Event& e = node.event();
     uint64_t h = mix64(e.signature ^ (uint64_t(static_cast<uint16_t>(e.op)) << 48) ^ 0x1234567ull);
     for (const auto& p : e.params) {
         if (rule_.precision >= 100 || role_is_categorical(p.role)) h = mix64(h * kHashBase + value_key(p.value));
     }
-    return h;
-}
-
-uint64_t LoopFolder::body_hash(const Loop& loop) const
-{
-    uint64_t h = 0;
-    for (const auto& child : loop.body) h = h * kHashBase + key_of(child);
     return h;
 }
 
@@ -108,21 +98,23 @@ uint64_t LoopFolder::range_hash(size_t begin, size_t end) const
     return slots_[end - 1].prefix - before * powers_[end - begin];
 }
 
-void LoopFolder::push(Node node)
+void LoopFolder::push(Node node, uint64_t body_hash)
 {
     const size_t at = seq_.size();
     if (powers_.empty()) powers_.push_back(1);
     while (powers_.size() <= at + 1) powers_.push_back(powers_.back() * kHashBase);
 
     Slot slot{};
-    slot.key = key_of(node);
+    // A loop's key is its body's structure (the hash of its body's keys); its count is left out,
+    // since the last loop's count grows in place.
+    slot.key = node.is_loop() ? mix64(body_hash ^ 0xabcdefull) : event_key(node.event());
     slot.prefix = (slots_.empty() ? 0 : slots_.back().prefix) * kHashBase + slot.key;
     auto [same, unused] = last_with_key_.try_emplace(slot.key, -1);
     slot.prev_same = same->second;
     same->second = static_cast<int64_t>(at);
     slot.prev_same_gram = -1;
     if (node.is_loop()) {
-        slot.body_hash = body_hash(node.loop());
+        slot.body_hash = body_hash;
         slot.next_body_end = at + 1 + node.loop().body.size();
         loops_ending_at_[slot.next_body_end].push_back(at);
     }
@@ -203,6 +195,7 @@ bool LoopFolder::fold_period(size_t len)
             return false;
         }
     }
+    const uint64_t body_hash = range_hash(first, first + len);  // the keys stay: absorb changes no key
     Loop loop;
     loop.iterations = Value(int64_t{2});
     loop.body.reserve(len);
@@ -211,7 +204,7 @@ bool LoopFolder::fold_period(size_t len)
         loop.body.push_back(std::move(seq_[first + i]));
     }
     while (seq_.size() > first) pop_back();
-    push(Node{std::move(loop)});
+    push(Node{std::move(loop)}, body_hash);
     return true;
 }
 

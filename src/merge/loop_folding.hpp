@@ -95,15 +95,16 @@ private:
         uint64_t generation;
     };
 
-    uint64_t key_of(const Node& node) const;
-    void push(Node node);
+    uint64_t event_key(const Event& e) const;
+    // Appends an element; a loop comes with the hash of its body's keys (range_hash of the copy it
+    // was folded from).
+    void push(Node node, uint64_t body_hash = 0);
     void pop_back();
     void fold();
     bool extend_loop();
     bool fold_repeat();
     bool fold_period(size_t len);
     uint64_t range_hash(size_t begin, size_t end) const;
-    uint64_t body_hash(const Loop& loop) const;
     void start_fast_path();
     bool fast_append(const RecordedCall& call);
     void leave_fast_path();
