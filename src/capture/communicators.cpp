@@ -26,16 +26,21 @@ CommInfo Communicators::describe(MPI_Comm comm, int64_t id) const
     return info;
 }
 
-int64_t Communicators::lowest_free_id() const
+int64_t lowest_unused(std::vector<int64_t> used, int64_t first)
 {
-    int64_t id = 2;
-    std::vector<int64_t> used = reserved_;
-    for (const auto& e : entries_) used.push_back(e.info.id);
     std::sort(used.begin(), used.end());
+    int64_t id = first;
     for (int64_t u : used) {
         if (u == id) ++id;
     }
     return id;
+}
+
+int64_t Communicators::lowest_free_id() const
+{
+    std::vector<int64_t> used = reserved_;
+    for (const auto& e : entries_) used.push_back(e.info.id);
+    return lowest_unused(std::move(used), 2);
 }
 
 const CommInfo& Communicators::lookup(MPI_Comm comm)

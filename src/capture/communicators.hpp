@@ -18,6 +18,10 @@ struct CommInfo {
     int remote_size = 0;
 };
 
+// The smallest id from `first` on that `used` does not hold: ids the same on every rank for the same
+// sequence of creations and frees (communicators here, windows in the tracer).
+int64_t lowest_unused(std::vector<int64_t> used, int64_t first);
+
 class Communicators {
 public:
     void start();

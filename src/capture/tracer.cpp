@@ -66,7 +66,11 @@ public:
         }
         return last_size_;
     }
-    void forget() { last_type_ = MPI_DATATYPE_NULL; }
+    void forget()
+    {
+        last_type_ = MPI_DATATYPE_NULL;
+        last_size_ = 0;  // what type_size(MPI_DATATYPE_NULL) gives
+    }
 
 private:
     MPI_Datatype last_type_ = MPI_DATATYPE_NULL;
@@ -122,7 +126,7 @@ private:
     void add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
     void bind_idups(const std::vector<MPI_Request>& completed);
     void add_window_collective(RecordedCall& call, const CallArgs& args, int rc);
-    void add_one_sided(RecordedCall& call, const CallArgs& args);
+    void add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t present);
     void add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag, const MPI_Status& status);
     void record_starts(RecordedCall& first, const CallArgs& args);
     void add_request_free(RecordedCall& call, const CallArgs& args);
@@ -508,7 +512,7 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
     }
     if (present & (arg::win | arg::freewin)) {  // on a window: its communicator is the window's
         if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
-        if (kind == OperationKind::one_sided) add_one_sided(call, args);
+        if (kind == OperationKind::one_sided) add_one_sided(call, args, present);
         if (kind == OperationKind::collective) add_window_collective(call, args, rc);
         return;
     }
@@ -642,11 +646,9 @@ void Tracer::add_window_collective(RecordedCall& call, const CallArgs& args, int
     int64_t id = kNoComm;
     if (rc == MPI_SUCCESS) {
         std::erase_if(windows_, [&](const Window& w) { return w.win == args.newwin; });  // a handle used again
-        id = 0;
         std::vector<int64_t> used;
         for (const auto& w : windows_) used.push_back(w.id);
-        std::sort(used.begin(), used.end());
-        for (int64_t u : used) id += u == id ? 1 : 0;
+        id = lowest_unused(std::move(used), 0);
         windows_.push_back({args.newwin, id, comm});
     }
     call.add(Role::window, id);
@@ -655,10 +657,9 @@ void Tracer::add_window_collective(RecordedCall& call, const CallArgs& args, int
 
 // A one-sided call: the target relative to the caller in the window's communicator, like a peer;
 // bytes at the origin, at the target, and of a result.
-void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args)
+void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t present)
 {
     const Op op = call.op;
-    const uint64_t present = operation_args(op);
     const Window* w = window(args.win);
     const CommInfo comm = w ? w->comm : CommInfo{kNoComm, 0, 0, false, 0};
     if (present & arg::peer) call.add(Role::peer, relative_peer(args.peer, comm));
@@ -682,8 +683,8 @@ void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args)
         call.add(Role::bytes, single ? element : int64_t(args.count) * element);
         if (single) call.add(Role::target_bytes, element);
     }
-    if (present & arg::target_count) call.add(Role::target_bytes, int64_t(args.target_count) * type_size(args.target_type));
-    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_size(args.recvtype));
+    if (present & arg::target_count) call.add(Role::target_bytes, int64_t(args.target_count) * type_sizes_.of(args.target_type));
+    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
     if (present & arg::lock_type) call.add(Role::lock_type, args.lock_type == MPI_LOCK_EXCLUSIVE ? kLockExclusive : kLockShared);
     if (present & arg::assertion) call.add(Role::assertion, args.assertion);
     call.add(Role::comm, comm.id);
