@@ -515,6 +515,8 @@ ProgramOutcome check_program(uint64_t seed, const ProgramLimits& limits = {})
     try {
         run = run_generated_program(seed, limits);
         trace = trace_of_run(run);
+        // With HTRACE_PROOF_PROGRAM, HTRACE_PROOF_DUMP prints that program's trace.
+        if (std::getenv("HTRACE_PROOF_DUMP")) std::printf("%s\n", render_text(trace).c_str());
     } catch (const std::exception& e) {
         out.problems.push_back("run_generated_program(" + std::to_string(seed) + "): " + e.what());
         return out;
@@ -640,8 +642,9 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
     uint64_t shape_broken = 0, run_errors = 0, shown = 0;
     for (const auto& o : outcomes) {
         if (!o.ran) ++run_errors;
-        if (verbose && !o.problems.empty()) {
+        if (verbose && (!o.problems.empty() || !o.not_replayed.empty())) {
             std::string line;
+            for (const auto& [name, n] : o.not_replayed) line += " | not replayed: " + name + " x" + std::to_string(n);
             for (const auto& problem : o.problems) {
                 std::string first = problem.substr(0, problem.find('\n'));
                 if (const size_t at = first.find(" [" + o.description + "]"); at != std::string::npos) {

@@ -758,13 +758,16 @@ Trace trace_of_run(const ProgramRun& run)
         give_participant(seq, r);
         sequences.push_back(std::move(seq));
     }
-    // radix_reduce.cpp: in round `step`, ranks with that bit set hand their trace to rank - step.
+    // radix_reduce.cpp: whether any rank cancels, then in round `step` ranks with that bit set hand
+    // their trace to rank - step.
+    const bool cancels = std::any_of(sequences.begin(), sequences.end(), cancels_requests);
     for (int32_t step = 1; step < run.ranks; step <<= 1) {
         for (int32_t parent = 0; parent + step < run.ranks; parent += 2 * step) {
             auto child = decode_sequence(encode_sequence(sequences[static_cast<size_t>(parent + step)]));
             if (!child.sequence) throw std::runtime_error("a rank's sequence does not decode: " + child.error);
             sequences[static_cast<size_t>(parent)] =
-                merge_ranks(std::move(sequences[static_cast<size_t>(parent)]), std::move(*child.sequence), run.rule);
+                merge_ranks(std::move(sequences[static_cast<size_t>(parent)]), std::move(*child.sequence), run.rule,
+                            cancels);
         }
     }
     Trace trace;

@@ -256,6 +256,15 @@ void Histogram::merge(const Histogram& other) {
         (std::uint64_t{added_since_rebalance_} + other.added_since_rebalance_) % config_.rebalance_interval);
 }
 
+bool Histogram::take_away(std::int64_t value, std::uint64_t weight) {
+    const auto bin = std::find_if(bins_.begin(), bins_.end(),
+                                  [&](const Bin& b) { return b.min == value && b.max == value; });
+    if (bin == bins_.end() || bin->count <= weight)
+        return false;
+    bin->count -= weight;
+    return true;
+}
+
 std::uint64_t Histogram::count() const noexcept {
     std::uint64_t total = 0;
     for (const Bin& bin : bins_)

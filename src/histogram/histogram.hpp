@@ -82,6 +82,10 @@ public:
     // bins' values when it is exact, and if it is not, the result drops the set (values were lost).
     void merge(const Histogram& other);
 
+    // Takes `weight` of the values `value` away again, where a bin holds exactly that value more
+    // than `weight` times (so min, max and the seen set stay true); returns whether it could.
+    bool take_away(std::int64_t value, std::uint64_t weight);
+
     // Draws one value: a uniform position among all counted values picks the bin (Boost.Random, so
     // every platform draws the same sequence from the same engine state); the bin answers its mean
     // rounded (halves up) into its range. With seen values kept, the answer snaps to the nearest seen

@@ -1,5 +1,6 @@
 #include "merge/loop_folding.hpp"
 
+#include "merge/phase_folding.hpp"
 #include "trace/hash.hpp"
 
 #include <algorithm>
@@ -73,8 +74,8 @@ void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_we
     Loop& loop = into.loop();
     const Loop& other = from.loop();
     // What the bodies stand for is weighed with the iterations before they merge.
-    const uint64_t body_into = into_weight * expected_iterations(loop.iterations);
-    const uint64_t body_from = from_weight * expected_iterations(other.iterations);
+    const uint64_t body_into = body_runs(loop.iterations, into_weight);
+    const uint64_t body_from = body_runs(other.iterations, from_weight);
     merge_into(loop.iterations, other.iterations, into_weight, from_weight, Role::requests, rank, rule);
     for (size_t i = 0; i < loop.body.size(); ++i) absorb(loop.body[i], other.body[i], body_into, body_from, rank, rule);
 }
@@ -399,7 +400,7 @@ Sequence LoopFolder::finish()
     last_with_key_.clear();
     last_with_gram_.clear();
     mismatches_.clear();
-    return out;
+    return fold_phases(std::move(out), rule_, rank_);
 }
 
 }  // namespace htrace

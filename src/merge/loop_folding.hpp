@@ -67,7 +67,8 @@ public:
 
     void append(const RecordedCall& call);
     void append(Event event);
-    // The folded sequence; the folder is empty afterwards.
+    // The folded sequence, with its phases folded where the rule allows (phase_folding.hpp); the
+    // folder is empty afterwards.
     Sequence finish();
 
     size_t top_level_size() const { return seq_.size(); }

@@ -73,11 +73,17 @@ Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule)
     return Value(std::move(merged));
 }
 
-uint64_t expected_iterations(const Value& iterations)
+uint64_t body_runs(const Value& iterations, uint64_t runs)
 {
-    if (iterations.is_exact()) return static_cast<uint64_t>(std::max<int64_t>(iterations.exact(), 1));
-    if (iterations.is_histogram()) return static_cast<uint64_t>(std::max<int64_t>(std::llround(iterations.histogram().mean()), 1));
-    return static_cast<uint64_t>(std::max<int64_t>(iterations.per_rank_range().second, 1));
+    double per_run = 0;
+    if (iterations.is_exact()) {
+        per_run = static_cast<double>(iterations.exact());
+    } else if (iterations.is_histogram()) {
+        per_run = iterations.histogram().mean();
+    } else {
+        per_run = static_cast<double>(iterations.per_rank_range().second);
+    }
+    return static_cast<uint64_t>(std::max<long long>(std::llround(per_run * static_cast<double>(runs)), 1));
 }
 
 }  // namespace htrace

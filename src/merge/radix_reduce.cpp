@@ -45,6 +45,9 @@ ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rul
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     ReduceResult result;
+    // Whether some rank cancels requests decides what the merge may give to every rank (p = 0).
+    int cancels = cancels_requests(mine) ? 1 : 0;
+    if (may_merge_iterations(Value(1), Value(0), rule)) PMPI_Allreduce(MPI_IN_PLACE, &cancels, 1, MPI_INT, MPI_MAX, comm);
     // Round k: ranks with bit k set hand their trace to rank - 2^k and are done. Children always
     // hold higher ranks than their parent, so the parent's events stay first where order is free.
     for (int step = 1; step < size; step <<= 1) {
@@ -58,7 +61,7 @@ ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rul
                 if (result.error.empty()) result.error = "trace of rank " + std::to_string(rank + step) + ": " + decoded.error;
                 continue;
             }
-            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence), rule);
+            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence), rule, cancels != 0);
         }
     }
     result.merged = std::move(mine);

@@ -1,6 +1,7 @@
 #include "merge/rank_merge.hpp"
 
 #include "merge/loop_folding.hpp"
+#include "merge/unroll.hpp"
 
 #include <algorithm>
 #include <map>
@@ -12,13 +13,21 @@ namespace {
 // Sequences longer than this are aligned window by window (near-linear for similar traces).
 constexpr size_t kAlignWindow = 384;
 
-// Collectives and communicator creations: every member of the communicator takes part in the same
-// instance, so replay needs them as one event for all of its members.
-bool is_collective(const Event& e)
-{
-    const OperationKind kind = operation_kind(e.op);
-    return kind == OperationKind::collective || kind == OperationKind::comm_create;
-}
+// What the two sequences of a merge are: the traces of disjoint sets of ranks, or two stretches of
+// one rank's own calls that become one loop body (phase_folding.hpp).
+enum class Across { ranks, iterations };
+
+struct MergeContext {
+    MergeRule rule;
+    Across across = Across::ranks;
+    Rank rank = 0;  // across iterations: whose calls (histograms keep the ranks of their min and max)
+    // Across ranks: whether a node one side lacks may become every rank's (shared_optional_node):
+    // where the rule merges a count with 0 and no rank of the job cancels requests.
+    bool share_unaligned = false;
+};
+
+// Replay needs one event for all members of a collective or creation.
+bool is_collective(const Event& e) { return is_collective_or_creation(e.op); }
 
 bool contains_collective(const Sequence& seq)
 {
@@ -46,7 +55,13 @@ bool events_align(const Event& a, const Event& b)
     if (!is_collective(a)) return false;
     const Value* ca = a.find(Role::comm);
     const Value* cb = b.find(Role::comm);
-    return ca != nullptr && cb != nullptr && *ca == *cb;
+    if (ca == nullptr || cb == nullptr || !(*ca == *cb)) return false;
+    // Members of one instance name one root (on an intercommunicator the root's own group names it
+    // symbolically: MPI_ROOT, MPI_PROC_NULL).
+    const Value* ra = a.find(Role::root);
+    const Value* rb = b.find(Role::root);
+    const auto named = [](const Value* root) { return root != nullptr && root->is_exact() && root->exact() >= 0; };
+    return !named(ra) || !named(rb) || *ra == *rb;
 }
 
 std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
@@ -81,11 +96,47 @@ Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const V
     return Value(std::move(entries));
 }
 
-// Whether two values can become one: merged under the rule, or kept per rank (not a histogram).
-bool combinable(const Value& a, const Value& b, Role role, const MergeRule& rule)
+// Whether two values can become one: merged under the rule, or, across ranks, kept per rank (not
+// a histogram). One rank's iterations have no ranks to keep values apart by.
+bool values_fit(const Value& a, const Value& b, Role role, const MergeContext& context)
 {
+    const MergeRule& rule = context.rule;
     if (role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule)) return true;
-    return !a.is_histogram() && !b.is_histogram();
+    return context.across == Across::ranks && !a.is_histogram() && !b.is_histogram();
+}
+
+// Both sides' values as one (values_fit holds).
+Value merged_value(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
+                   uint64_t calls_b, Role role, const MergeContext& context)
+{
+    if (context.across == Across::ranks) return combine(a, ranks_a, calls_a, b, ranks_b, calls_b, role, context.rule);
+    if (a == b && !a.is_histogram()) return a;
+    return merge_values({a, calls_a, context.rank}, {b, calls_b, context.rank}, role, context.rule);
+}
+
+// A loop that runs one event a number of times: where the count may be 1, the same event called
+// once aligns with it (a rank that waited once and one that waited three times).
+const Node* single_event_body(const Loop& loop)
+{
+    return loop.body.size() == 1 && loop.body.front().is_event() ? &loop.body.front() : nullptr;
+}
+
+Node as_loop(Node event)
+{
+    Loop loop{Value(1), {}};
+    loop.body.push_back(std::move(event));
+    return Node{std::move(loop)};
+}
+
+// Calls that do not align, within one rank: a node that one stretch has and the other lacks runs 0
+// times in the other, so it becomes a loop whose count is a histogram that includes 0 (only the
+// rule of p = 0 merges a count with 0). `own` and `other`: how many times each stretch stands for.
+Node optional_node(Node node, uint64_t own, uint64_t other, const MergeContext& context)
+{
+    if (node.is_event()) node = as_loop(std::move(node));
+    Value& count = node.loop().iterations;
+    count = merge_values({count, own, context.rank}, {Value(0), other, context.rank}, Role::requests, context.rule);
+    return node;
 }
 
 // Two events from the same call site with the same values: aligning them is never worse.
@@ -97,56 +148,122 @@ bool same_call(const Node& a, const Node& b)
     return x.op == y.op && x.signature == y.signature && x.params == y.params;
 }
 
-// Whether the alignment leaves a collective of one side (or a loop holding one) unpaired.
-bool collective_left(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first)
+bool any_rank_may_call(const Node& node);
+
+// Whether the alignment leaves a collective of one side (or a loop holding one) unpaired, where
+// the merge cannot give it to the ranks of both sides (`shared`: the rule lets nodes one side
+// lacks become every rank's, shared_optional_node).
+bool collective_left(const Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs, bool first, bool shared)
 {
     std::vector<char> aligned(seq.size(), 0);
     for (const auto& pair : pairs) aligned[first ? pair.first : pair.second] = 1;
     for (size_t i = 0; i < seq.size(); ++i) {
         if (aligned[i]) continue;
         const Node& node = seq[i];
-        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) return true;
+        const bool holds = node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body);
+        if (holds && !(shared && any_rank_may_call(node))) return true;
     }
     return false;
 }
 
+void collect_participants(const Sequence& seq, RankList& out);
+RankList collect_participants(const Sequence& seq);
+
+// Whether any rank could make this node's calls: point-to-point calls, completions, collectives on
+// the world (every rank is a member) and calls recorded by name, whose values are not kept per rank. (The members of another
+// communicator, and a request's own history, are the ranks' own.)
+bool any_rank_may_call(const Node& node)
+{
+    if (node.is_loop()) {
+        const Loop& loop = node.loop();
+        return !loop.iterations.is_per_rank() && std::all_of(loop.body.begin(), loop.body.end(), any_rank_may_call);
+    }
+    const Event& e = node.event();
+    switch (operation_kind(e.op)) {
+        case OperationKind::send:
+        case OperationKind::recv:
+        case OperationKind::sendrecv:
+        case OperationKind::probe:
+        case OperationKind::completion:
+        case OperationKind::opaque:  // recorded by name only
+            break;
+        case OperationKind::collective:
+            if (is_window_collective(e.op)) return false;  // windows are made and freed, not drawn
+            break;
+        default:
+            return false;
+    }
+    const Value* comm = e.find(Role::comm);
+    if (comm != nullptr && !(*comm == Value(kWorldComm))) return false;
+    // A completion that found a request cancelled tells of the rank's own cancel.
+    if (e.find(Role::cancelled_set) != nullptr || e.find(Role::cancelled_peer) != nullptr) return false;
+    return std::none_of(e.params.begin(), e.params.end(), [](const Param& p) { return p.value.is_per_rank(); });
+}
+
+void add_participants(Sequence& seq, const RankList& ranks)
+{
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            add_participants(node.loop().body, ranks);
+        } else {
+            node.event().ranks = node.event().ranks.unite(ranks);
+        }
+    }
+}
+
+// Calls that do not align across ranks, where the rule merges a count with 0 (p = 0): the node one
+// side has becomes a loop that every rank of both sides runs, its count a histogram of what its
+// ranks ran and 0 for every other rank, so ranks that behave alike in distribution are one event
+// and the expected number of calls stays what the ranks made. `own_ranks`/`other_ranks`: the ranks
+// of the node's side and of the other; `own`/`other`: how many times each side's sequence runs
+// per rank.
+Node shared_optional_node(Node node, const RankList& own_ranks, uint64_t own, const RankList& other_ranks,
+                          uint64_t other, const MergeContext& context)
+{
+    const RankList callers = participants(node);
+    if (node.is_event()) node = as_loop(std::move(node));
+    Loop& loop = node.loop();
+    const auto lacking_own = static_cast<uint64_t>(std::max<int64_t>(own_ranks.size() - callers.size(), 0));
+    const uint64_t zeros = own * lacking_own + other * static_cast<uint64_t>(std::max<int64_t>(other_ranks.size(), 0));
+    const uint64_t count_weight = loop.iterations.is_exact() ? own * static_cast<uint64_t>(callers.size()) : own;
+    const Rank first = callers.empty() ? Rank{0} : callers.runs().front().start;
+    if (zeros > 0) {
+        loop.iterations = merge_values({loop.iterations, count_weight, first}, {Value(0), zeros, first}, Role::requests,
+                                       context.rule);
+    }
+    add_participants(loop.body, own_ranks.unite(other_ranks));
+    return node;
+}
+
 class Aligner {
 public:
-    explicit Aligner(const MergeRule& rule) : rule_(rule) {}
+    explicit Aligner(const MergeContext& context) : context_(context) {}
 
     // Weight of aligning a with b (0: they cannot align).
     double weight(const Node& a, const Node& b)
     {
-        if (a.is_event() != b.is_event()) return 0;
-        if (a.is_event()) {
-            const Event& x = a.event();
-            const Event& y = b.event();
-            if (!events_align(x, y)) return 0;
-            for (size_t i = 0; i < x.params.size(); ++i) {
-                if (!combinable(x.params[i].value, y.params[i].value, x.params[i].role, rule_)) return 0;
-            }
-            // Collectives weigh more: leaving one unaligned would split an instance in replay.
-            return is_collective(x) ? 4.0 : 1.0;
+        if (a.is_event() && b.is_event()) return event_weight(a.event(), b.event());
+        if (a.is_event() != b.is_event()) {
+            const Loop& loop = (a.is_loop() ? a : b).loop();
+            const Node* body = single_event_body(loop);
+            if (body == nullptr || !counts_fit(Value(1), loop.iterations, loop.body, {})) return 0;
+            return event_weight((a.is_event() ? a : b).event(), body->event());
         }
         const Loop& x = a.loop();
         const Loop& y = b.loop();
-        if (!(x.iterations == y.iterations)) {
-            if (!combinable(x.iterations, y.iterations, Role::requests, rule_)) return 0;
-            // Ranks that iterate different numbers of times cannot share a collective instance; a
-            // histogram count is drawn once for all of them in replay, so it can.
-            const bool one_count = may_merge_iterations(x.iterations, y.iterations, rule_);
-            if (!one_count && (contains_collective(x.body) || contains_collective(y.body))) return 0;
-        }
+        if (!counts_fit(x.iterations, y.iterations, x.body, y.body)) return 0;
         auto key = std::make_pair(&a, &b);
         auto found = loop_weights_.find(key);
         if (found != loop_weights_.end()) return found->second;
-        // Loops whose bodies keep a collective apart do not align: the collective's instances
-        // would be split between them (ranks that fold the same phase into loops differently).
-        // Left apart, they are unrolled until the collectives meet (merge_aligned).
+        // Across ranks, loops whose bodies keep a collective apart do not align: the collective's
+        // instances would be split between them (ranks that fold the same phase into loops
+        // differently). Left apart, they are unrolled until the collectives meet (merge_aligned).
+        // Within a rank a collective one iteration lacks becomes optional, like any call.
         const Alignment body = align(x.body, y.body);
-        const double w = collective_left(x.body, body.pairs, true) || collective_left(y.body, body.pairs, false)
-                             ? 0
-                             : body.weight;
+        const bool shared = context_.share_unaligned;
+        const bool splits = context_.across == Across::ranks && (collective_left(x.body, body.pairs, true, shared) ||
+                                                                 collective_left(y.body, body.pairs, false, shared));
+        const double w = splits ? 0 : body.weight;
         loop_weights_[key] = w;
         return w;
     }
@@ -205,6 +322,27 @@ public:
     }
 
 private:
+    double event_weight(const Event& x, const Event& y) const
+    {
+        if (!events_align(x, y)) return 0;
+        for (size_t i = 0; i < x.params.size(); ++i) {
+            if (!values_fit(x.params[i].value, y.params[i].value, x.params[i].role, context_)) return 0;
+        }
+        // Collectives weigh more: leaving one unaligned would split an instance in replay.
+        return is_collective(x) ? 4.0 : 1.0;
+    }
+
+    // Whether two loop counts can be one, given the bodies they run.
+    bool counts_fit(const Value& x, const Value& y, const Sequence& body_x, const Sequence& body_y) const
+    {
+        if (x == y) return true;
+        if (!values_fit(x, y, Role::requests, context_)) return false;
+        // Ranks that iterate different numbers of times cannot share a collective instance; a
+        // histogram count is drawn once for all of them in replay, so it can.
+        const bool one_count = may_merge_iterations(x, y, context_.rule);
+        return one_count || (!contains_collective(body_x) && !contains_collective(body_y));
+    }
+
     Alignment align_window(const Sequence& a, size_t ia, size_t na, const Sequence& b, size_t ib, size_t nb)
     {
         // Classic LCS table with weights; ties prefer skipping in `a` first so that, between
@@ -238,35 +376,11 @@ private:
         return out;
     }
 
-    MergeRule rule_;
+    MergeContext context_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
 };
 
-Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule);
-
-// Loops unrolled to let collectives meet stay below this many nodes.
-constexpr size_t kMaxUnrolledNodes = 4096;
-
-size_t nested_size(const Sequence& seq)
-{
-    size_t n = 0;
-    for (const auto& node : seq) n += 1 + (node.is_loop() ? nested_size(node.loop().body) : 0);
-    return n;
-}
-
-// One iteration's share of a loop's statistics: the copies together stand for what the loop did.
-void scale_counts(Sequence& seq, uint64_t iterations)
-{
-    for (auto& node : seq) {
-        if (node.is_loop()) {
-            scale_counts(node.loop().body, iterations);
-            continue;
-        }
-        TimeStats& t = node.event().compute;
-        t.count = std::max<uint64_t>(t.count / iterations, t.count > 0 ? 1 : 0);
-        t.m2 /= static_cast<double>(iterations);
-    }
-}
+Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);
 
 // Unrolls every loop of `seq` that holds a collective and has an exact count; returns whether it
 // unrolled any.
@@ -274,21 +388,13 @@ bool unroll_collective_loops(Sequence& seq)
 {
     Sequence out;
     bool unrolled = false;
-    for (size_t i = 0; i < seq.size(); ++i) {
-        Node& node = seq[i];
-        const bool candidate = node.is_loop() && node.loop().iterations.is_exact() &&
-                               contains_collective(node.loop().body) &&
-                               static_cast<size_t>(node.loop().iterations.exact()) * nested_size(node.loop().body) <=
-                                   kMaxUnrolledNodes;
-        if (!candidate) {
+    for (auto& node : seq) {
+        if (may_unroll(node) && contains_collective(node.loop().body)) {
+            append_unrolled(out, std::move(node.loop()));
+            unrolled = true;
+        } else {
             out.push_back(std::move(node));
-            continue;
         }
-        const auto iterations = static_cast<uint64_t>(node.loop().iterations.exact());
-        Sequence body = std::move(node.loop().body);
-        scale_counts(body, std::max<uint64_t>(iterations, 1));
-        for (uint64_t k = 0; k < iterations; ++k) out.insert(out.end(), body.begin(), body.end());
-        unrolled = true;
     }
     seq = std::move(out);
     return unrolled;
@@ -306,10 +412,10 @@ std::vector<size_t> top_level_collectives(const Sequence& seq)
 // Collectives are forced to meet: where both sides hold the same collectives at their top level, the
 // k-th of one aligns with the k-th of the other, and only the stretches between them are matched by
 // weight. (Weights alone may prefer a shifted pairing that lines up more point-to-point calls.)
-Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const MergeRule& rule)
+Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const MergeContext& context)
 {
     // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
-    Aligner aligner(rule);
+    Aligner aligner(context);
     const auto anchors_a = top_level_collectives(a);
     const auto anchors_b = top_level_collectives(b);
     bool anchored = !anchors_a.empty() && anchors_a.size() == anchors_b.size();
@@ -335,37 +441,111 @@ Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const M
     return out;
 }
 
-// `weight_*`: how many times each side's sequence runs per rank (the product of the loops around it).
-Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule)
+// A loop of one event whose count is a histogram that includes 0: a call some iterations or ranks
+// make and others do not.
+const Event* optional_call(const Node& node)
 {
-    auto alignment = align_sequences(a, b, rule);
+    if (!node.is_loop()) return nullptr;
+    const Loop& loop = node.loop();
+    const Node* body = single_event_body(loop);
+    if (body == nullptr || !loop.iterations.is_histogram() || loop.iterations.histogram().min().value != 0) return nullptr;
+    return &body->event();
+}
+
+// Two optional calls of one call site in one body, where the rule merges a count with 0: they
+// become one at the first one's place, whose count per run is what the two made together. The
+// counts' histograms count (about) the same runs, so the joined one keeps the calls each made and
+// only as many runs with none as both had beyond the runs: the expected number of calls is the
+// sum, even where the two were not made in different runs.
+bool join_optional_calls(Node& into, const Node& from, const MergeContext& context)
+{
+    const Event* x = optional_call(into);
+    const Event* y = optional_call(from);
+    if (x == nullptr || y == nullptr || x->op != y->op || x->signature != y->signature || !same_roles(*x, *y)) {
+        return false;
+    }
+    for (size_t i = 0; i < x->params.size(); ++i) {
+        if (!may_merge(x->params[i].value, y->params[i].value, x->params[i].role, context.rule)) return false;
+    }
+    const Histogram& a = into.loop().iterations.histogram();
+    const Histogram& b = from.loop().iterations.histogram();
+    Histogram joined = a;
+    joined.merge(b);
+    if (a.count() != b.count() || !joined.take_away(0, a.count())) return false;
+    Loop& loop = into.loop();
+    loop.body.front() = merge_nodes(std::move(loop.body.front()), from.loop().body.front(), 1, 1, context);
+    loop.iterations = Value(std::move(joined));
+    return true;
+}
+
+void join_optional_repeats(Sequence& seq, const MergeContext& context)
+{
+    std::map<std::pair<Op, uint64_t>, size_t> first;  // call site -> position in `out`
+    Sequence out;
+    for (auto& node : seq) {
+        if (const Event* call = optional_call(node)) {
+            const auto [at, inserted] = first.try_emplace({call->op, call->signature}, out.size());
+            if (!inserted && join_optional_calls(out[at->second], node, context)) continue;
+        }
+        out.push_back(std::move(node));
+    }
+    seq = std::move(out);
+}
+
+// `weight_*`: how many times each side's sequence runs per rank (the product of the loops around it).
+Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context)
+{
+    auto alignment = align_sequences(a, b, context);
     // Collectives must meet across ranks, or replay would split an instance among its members. When
     // both sides keep some apart because the ranks folded them into loops differently (ranks whose
     // inner loops differ), unroll the loops around collectives on both sides and align again: the
     // collectives then anchor the alignment one to one.
-    for (;;) {
-        if (!collective_left(a, alignment.pairs, true) || !collective_left(b, alignment.pairs, false)) break;
+    const bool shared = context.share_unaligned;
+    while (context.across == Across::ranks) {
+        if (!collective_left(a, alignment.pairs, true, shared) || !collective_left(b, alignment.pairs, false, shared)) {
+            break;
+        }
         const bool unrolled_a = unroll_collective_loops(a);
         const bool unrolled_b = unroll_collective_loops(b);
         if (!unrolled_a && !unrolled_b) break;
-        alignment = align_sequences(a, b, rule);
+        alignment = align_sequences(a, b, context);
     }
+    // Within a rank a node one side lacks is optional. Across ranks it keeps its own participants,
+    // except where it may become every rank's (MergeContext) and any rank may make its calls.
+    const RankList ranks_a = shared ? collect_participants(a) : RankList();
+    const RankList ranks_b = shared ? collect_participants(b) : RankList();
+    const auto take = [&](Node node, uint64_t own, uint64_t other, bool from_a) {
+        if (context.across == Across::iterations) return optional_node(std::move(node), own, other, context);
+        if (!shared || !any_rank_may_call(node)) return node;
+        return shared_optional_node(std::move(node), from_a ? ranks_a : ranks_b, own, from_a ? ranks_b : ranks_a, other,
+                                    context);
+    };
     Sequence out;
     out.reserve(a.size() + b.size() - alignment.pairs.size());
     size_t i = 0;
     size_t j = 0;
     for (const auto& [pa, pb] : alignment.pairs) {
-        while (i < pa) out.push_back(std::move(a[i++]));
-        while (j < pb) out.push_back(std::move(b[j++]));
-        out.push_back(merge_nodes(std::move(a[i++]), std::move(b[j++]), weight_a, weight_b, rule));
+        while (i < pa) out.push_back(take(std::move(a[i++]), weight_a, weight_b, true));
+        while (j < pb) out.push_back(take(std::move(b[j++]), weight_b, weight_a, false));
+        out.push_back(merge_nodes(std::move(a[i++]), std::move(b[j++]), weight_a, weight_b, context));
     }
-    while (i < a.size()) out.push_back(std::move(a[i++]));
-    while (j < b.size()) out.push_back(std::move(b[j++]));
+    while (i < a.size()) out.push_back(take(std::move(a[i++]), weight_a, weight_b, true));
+    while (j < b.size()) out.push_back(take(std::move(b[j++]), weight_b, weight_a, false));
+    // Optional calls are those of one rank's steps (p = 0 only), or every rank's where shared.
+    const bool optional_calls = context.across == Across::iterations
+                                    ? may_merge_iterations(Value(1), Value(0), context.rule)
+                                    : context.share_unaligned;
+    if (optional_calls) join_optional_repeats(out, context);
     return out;
 }
 
-Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule)
+Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context)
 {
+    // An event aligned with a loop of that one event is that loop run once.
+    if (a.is_event() != b.is_event()) {
+        if (a.is_event()) a = as_loop(std::move(a));
+        if (b.is_event()) b = as_loop(std::move(b));
+    }
     if (a.is_event()) {
         Event& x = a.event();
         const Event& y = b.event();
@@ -376,8 +556,8 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
             return e.compute.count > 0 ? std::max<uint64_t>(e.compute.count / ranks, 1) : weight;
         };
         for (size_t i = 0; i < x.params.size(); ++i) {
-            x.params[i].value = combine(x.params[i].value, x.ranks, per_rank(x, weight_a), y.params[i].value, y.ranks,
-                                        per_rank(y, weight_b), x.params[i].role, rule);
+            x.params[i].value = merged_value(x.params[i].value, x.ranks, per_rank(x, weight_a), y.params[i].value,
+                                             y.ranks, per_rank(y, weight_b), x.params[i].role, context);
         }
         x.signature = std::min(x.signature, y.signature);
         x.ranks = x.ranks.unite(y.ranks);
@@ -386,12 +566,19 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
     }
     Loop& x = a.loop();
     Loop& y = b.loop();
-    const uint64_t body_a = weight_a * expected_iterations(x.iterations);
-    const uint64_t body_b = weight_b * expected_iterations(y.iterations);
-    x.iterations = combine(x.iterations, participants(a), weight_a, y.iterations, participants(b), weight_b,
-                           Role::requests, rule);
-    x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, rule);
+    const uint64_t body_a = body_runs(x.iterations, weight_a);
+    const uint64_t body_b = body_runs(y.iterations, weight_b);
+    x.iterations = merged_value(x.iterations, participants(a), weight_a, y.iterations, participants(b), weight_b,
+                                Role::requests, context);
+    x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, context);
     return a;
+}
+
+RankList collect_participants(const Sequence& seq)
+{
+    RankList out;
+    collect_participants(seq, out);
+    return out;
 }
 
 void collect_participants(const Sequence& seq, RankList& out)
@@ -407,6 +594,14 @@ void collect_participants(const Sequence& seq, RankList& out)
 
 }  // namespace
 
+bool cancels_requests(const Sequence& seq)
+{
+    return std::any_of(seq.begin(), seq.end(), [](const Node& node) {
+        return node.is_loop() ? cancels_requests(node.loop().body)
+                              : operation_kind(node.event().op) == OperationKind::cancel;
+    });
+}
+
 RankList participants(const Node& node)
 {
     if (node.is_event()) return node.event().ranks;
@@ -415,9 +610,23 @@ RankList participants(const Node& node)
     return out;
 }
 
-Sequence merge_ranks(Sequence a, Sequence b, const MergeRule& rule)
+Sequence merge_ranks(Sequence a, Sequence b, const MergeRule& rule, bool job_cancels)
 {
-    return merge_aligned(std::move(a), std::move(b), 1, 1, rule);
+    const bool share = may_merge_iterations(Value(1), Value(0), rule) && !job_cancels;
+    return merge_aligned(std::move(a), std::move(b), 1, 1, MergeContext{rule, Across::ranks, 0, share});
+}
+
+Sequence merge_iterations(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule,
+                          Rank rank)
+{
+    return merge_aligned(std::move(a), std::move(b), weight_a, weight_b, MergeContext{rule, Across::iterations, rank});
+}
+
+std::pair<size_t, size_t> aligned_range(const Sequence& a, const Sequence& b, const MergeRule& rule)
+{
+    const auto alignment = align_sequences(a, b, MergeContext{rule, Across::iterations, 0});
+    if (alignment.pairs.empty()) return {b.size(), 0};
+    return {alignment.pairs.front().second, alignment.pairs.back().second + 1};
 }
 
 }  // namespace htrace

@@ -58,6 +58,7 @@ inline constexpr int64_t kProcNull = -2;
 inline constexpr int64_t kRootSelf = -3;  // MPI_ROOT on an intercommunicator
 inline constexpr int64_t kAnyTag = -1;
 inline constexpr int64_t kNoComm = -1;
+inline constexpr int64_t kWorldComm = 0;  // MPI_COMM_WORLD's id (MPI_COMM_SELF's is 1)
 inline constexpr int64_t kLockExclusive = 1;
 inline constexpr int64_t kLockShared = 2;
 

@@ -106,4 +106,10 @@ bool is_window_collective(Op op)
                           Op::Win_free, Op::Win_fence});
 }
 
+bool is_collective_or_creation(Op op)
+{
+    const OperationKind kind = operation_kind(op);
+    return kind == OperationKind::collective || kind == OperationKind::comm_create;
+}
+
 }  // namespace htrace

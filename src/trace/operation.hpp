@@ -40,5 +40,8 @@ bool is_neighbor_collective(Op op);
 
 // Collectives on a window: its creation, its free and MPI_Win_fence.
 bool is_window_collective(Op op);
+// Collectives and communicator creations: every member of the communicator takes part in the same
+// instance.
+bool is_collective_or_creation(Op op);
 
 }  // namespace htrace

@@ -1,0 +1,202 @@
+#include "merge/phase_folding.hpp"
+
+#include "merge/rank_merge.hpp"
+#include "merge/unroll.hpp"
+#include "trace/hash.hpp"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+
+namespace htrace {
+namespace {
+
+// How many of a rank's most frequent top-level call sites are tried as the anchor.
+constexpr size_t kMaxAnchors = 6;
+// How deep steps fold within steps.
+constexpr int kMaxDepth = 2;
+
+Sequence fold_best(Sequence seq, const MergeRule& rule, Rank rank, int depth);
+
+// What must be equal for two nodes to be the same step's call: the call site, or a loop's shape.
+// A loop of one event has that event's key: it aligns with the event made once.
+uint64_t shape_key(const Node& node)
+{
+    if (node.is_event()) {
+        return mix64(static_cast<uint64_t>(node.event().op) * 0x100000001b3ull ^ node.event().signature);
+    }
+    const Sequence& body = node.loop().body;
+    if (body.size() == 1 && body.front().is_event()) return shape_key(body.front());
+    uint64_t h = 0x1009ull;
+    for (const auto& inner : body) h = mix64(h * 31 + shape_key(inner));
+    return h;
+}
+
+bool holds_key(const Sequence& seq, uint64_t key)
+{
+    return std::any_of(seq.begin(), seq.end(), [&](const Node& n) { return shape_key(n) == key; });
+}
+
+bool holds_collective(const Node& node)
+{
+    if (node.is_event()) return is_collective_or_creation(node.event().op);
+    return std::any_of(node.loop().body.begin(), node.loop().body.end(), holds_collective);
+}
+
+// A collective on the world, or a loop of one.
+bool is_world_collective(const Node& node)
+{
+    const Node* event = &node;
+    if (node.is_loop()) {
+        if (node.loop().body.size() != 1) return false;
+        event = &node.loop().body.front();
+    }
+    if (!event->is_event() || !is_collective_or_creation(event->event().op)) return false;
+    const Value* comm = event->event().find(Role::comm);
+    return comm != nullptr && *comm == Value(kWorldComm);
+}
+
+bool makes_or_frees_handles(const Node& node)
+{
+    if (node.is_loop()) {
+        return std::any_of(node.loop().body.begin(), node.loop().body.end(), makes_or_frees_handles);
+    }
+    const Op op = node.event().op;
+    const OperationKind kind = operation_kind(op);
+    return kind == OperationKind::comm_create || kind == OperationKind::comm_free || kind == OperationKind::one_sided ||
+           is_window_collective(op);
+}
+
+struct Stretch {
+    Sequence nodes;
+    uint64_t runs = 1;  // a loop the folder made of whole steps stands for that many
+};
+
+// `seq` folded into one loop of the stretches starting at `anchor`, or nothing if fewer than two
+// start there.
+std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const MergeRule& rule, Rank rank, int depth)
+{
+    Sequence before;
+    std::vector<Stretch> stretches;
+    bool open = false;  // whether the last stretch takes the nodes that follow
+    const Node* anchor_node = nullptr;
+    for (const auto& node : seq) {
+        if (shape_key(node) == anchor) {
+            anchor_node = &node;
+            stretches.push_back({{node}, 1});
+            open = true;
+        } else if (node.is_loop() && node.loop().iterations.is_exact() && node.loop().iterations.exact() > 0 &&
+                   holds_key(node.loop().body, anchor)) {
+            // Steps the loop folder already folded (alike in a row): their body is one stretch
+            // standing for all of them, even where it starts elsewhere in the step. What follows is
+            // a stretch of its own (without the anchor).
+            const Sequence& body = node.loop().body;
+            anchor_node = &*std::find_if(body.begin(), body.end(), [&](const Node& n) { return shape_key(n) == anchor; });
+            stretches.push_back({body, static_cast<uint64_t>(node.loop().iterations.exact())});
+            open = false;
+        } else if (stretches.empty()) {
+            before.push_back(node);
+        } else {
+            if (!open) stretches.push_back({{}, 1});
+            stretches.back().nodes.push_back(node);
+            open = true;
+        }
+    }
+    if (stretches.size() < 2) return std::nullopt;
+    // Communicators and windows made and freed in the steps must stay paired, call for call.
+    // Steps that hold a collective must start at a collective on the world, so that every rank
+    // counts as many (replay draws the count of a loop around a collective once for all ranks).
+    bool collectives = false;
+    for (const auto& stretch : stretches) {
+        if (std::any_of(stretch.nodes.begin(), stretch.nodes.end(), makes_or_frees_handles)) return std::nullopt;
+        collectives = collectives || std::any_of(stretch.nodes.begin(), stretch.nodes.end(), holds_collective);
+    }
+    if (collectives && !is_world_collective(*anchor_node)) return std::nullopt;
+
+    // What comes before the first step (the start of the run) and after the last (its end) stays
+    // outside the loop, from the first node before and after the last node after that aligns
+    // with nothing in the steps.
+    const auto steps_but = [&](size_t left_out) {
+        Sequence out;
+        for (size_t k = 0; k < stretches.size(); ++k) {
+            if (k != left_out) out.insert(out.end(), stretches[k].nodes.begin(), stretches[k].nodes.end());
+        }
+        return out;
+    };
+    Sequence after;
+    if (stretches.back().runs == 1) {
+        Sequence& last = stretches.back().nodes;
+        const size_t taken = aligned_range(steps_but(stretches.size() - 1), last, rule).second;
+        after.assign(std::make_move_iterator(last.begin() + static_cast<ptrdiff_t>(taken)),
+                     std::make_move_iterator(last.end()));
+        last.resize(taken);
+        if (last.empty()) stretches.pop_back();
+    }
+    // Where the steps hold collectives, each starts at one, so that every rank runs as many; what
+    // comes before the first then stays apart (its own steps folded).
+    if (collectives) {
+        if (depth < kMaxDepth) before = fold_best(std::move(before), rule, rank, depth + 1);
+    } else {
+        const size_t first_taken = std::min(aligned_range(steps_but(stretches.size()), before, rule).first, before.size());
+        if (first_taken < before.size()) {
+            stretches.insert(stretches.begin(),
+                             Stretch{Sequence(std::make_move_iterator(before.begin() + static_cast<ptrdiff_t>(first_taken)),
+                                              std::make_move_iterator(before.end())),
+                                     1});
+            before.resize(first_taken);
+        }
+    }
+
+    // Steps within steps (time steps between rebalances) fold within each step first (not in a
+    // loop's body: its values already stand for all its runs, and new ones would stand for one).
+    if (depth < kMaxDepth) {
+        for (auto& stretch : stretches) {
+            if (stretch.runs == 1) stretch.nodes = fold_best(std::move(stretch.nodes), rule, rank, depth + 1);
+        }
+    }
+    Sequence body = std::move(stretches.front().nodes);
+    uint64_t runs = stretches.front().runs;
+    for (size_t k = 1; k < stretches.size(); ++k) {
+        body = merge_iterations(std::move(body), std::move(stretches[k].nodes), runs, stretches[k].runs, rule, rank);
+        runs += stretches[k].runs;
+    }
+    Sequence out = std::move(before);
+    out.push_back(Node{Loop{Value(static_cast<int64_t>(runs)), std::move(body)}});
+    out.insert(out.end(), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
+    return out;
+}
+
+// Top-level keys by how often they occur, most frequent first (ties: the earliest).
+std::vector<uint64_t> frequent_keys(const Sequence& seq)
+{
+    std::unordered_map<uint64_t, size_t> occurrences;
+    std::vector<uint64_t> keys;
+    for (const auto& node : seq) {
+        if (occurrences[shape_key(node)]++ == 0) keys.push_back(shape_key(node));
+    }
+    std::stable_sort(keys.begin(), keys.end(), [&](uint64_t a, uint64_t b) { return occurrences[a] > occurrences[b]; });
+    while (!keys.empty() && occurrences[keys.back()] < 2) keys.pop_back();
+    if (keys.size() > kMaxAnchors) keys.resize(kMaxAnchors);
+    return keys;
+}
+
+Sequence fold_best(Sequence seq, const MergeRule& rule, Rank rank, int depth)
+{
+    std::optional<Sequence> best;
+    for (const uint64_t key : frequent_keys(seq)) {
+        auto folded = fold_at(seq, key, rule, rank, depth);
+        if (folded && nested_size(*folded) < nested_size(best ? *best : seq)) best = std::move(folded);
+    }
+    return best ? std::move(*best) : std::move(seq);
+}
+
+}  // namespace
+
+Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank)
+{
+    // Which request a cancel hits is the rank's own history, which calls made optional would lose.
+    if (!may_merge_iterations(Value(1), Value(0), rule) || cancels_requests(seq)) return seq;
+    return fold_best(std::move(seq), rule, rank, 0);
+}
+
+}  // namespace htrace

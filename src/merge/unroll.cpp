@@ -1,0 +1,44 @@
+#include "merge/unroll.hpp"
+
+#include <algorithm>
+
+namespace htrace {
+namespace {
+
+void scale_counts(Sequence& seq, uint64_t iterations)
+{
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            scale_counts(node.loop().body, iterations);
+            continue;
+        }
+        TimeStats& t = node.event().compute;
+        t.count = std::max<uint64_t>(t.count / iterations, t.count > 0 ? 1 : 0);
+        t.m2 /= static_cast<double>(iterations);
+    }
+}
+
+}  // namespace
+
+size_t nested_size(const Sequence& seq)
+{
+    size_t n = 0;
+    for (const auto& node : seq) n += 1 + (node.is_loop() ? nested_size(node.loop().body) : 0);
+    return n;
+}
+
+bool may_unroll(const Node& node)
+{
+    if (!node.is_loop() || !node.loop().iterations.is_exact()) return false;
+    const auto iterations = static_cast<size_t>(std::max<int64_t>(node.loop().iterations.exact(), 0));
+    return iterations * nested_size(node.loop().body) <= kMaxUnrolledNodes;
+}
+
+void append_unrolled(Sequence& out, Loop loop)
+{
+    const auto iterations = static_cast<uint64_t>(std::max<int64_t>(loop.iterations.exact(), 0));
+    scale_counts(loop.body, std::max<uint64_t>(iterations, 1));
+    for (uint64_t k = 0; k < iterations; ++k) out.insert(out.end(), loop.body.begin(), loop.body.end());
+}
+
+}  // namespace htrace
