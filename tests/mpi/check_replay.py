@@ -16,10 +16,11 @@ same collectives (operation, communicator members, root, bytes, in order) and on
 cannot replay (neighbour collectives: the trace has no topology) and are left out of the comparison.
 
 Below precision 100 values were drawn from histograms: their total bytes must be within 5% of the
-program's (logged in DIR). At precision 0 the number of messages must equal the program's: every
-loop and value merged into one histogram per call site, which replay visits as often as the program
-did and draws without replacement. In between, a loop count merged from some iterations but not
-others can be met more or fewer times than it counted, so messages need only be within 1%.
+program's (logged in DIR), and the number of messages within 1% of the program's: a loop count merged
+from some iterations but not others can be met more or fewer times than it counted. At precision 0,
+within 2%: there calls that do not align become loops whose count (0 or more) is drawn, nested in
+loops whose counts are drawn too, so a call site is not visited exactly as often as the program
+called it, only as often on average (amr at 4 ranks, four replay seeds: -1.7% to +0.6%).
 
 Exit status: 0 when the replay passes, 1 when it does not, 2 when the comparison cannot be made.
 """
@@ -40,6 +41,7 @@ SEND_FUNCTIONS = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend"
                   "MPI_Irsend"}
 BYTES_TOLERANCE = 0.05
 MESSAGES_TOLERANCE_BETWEEN = 0.01  # for 0 < precision < 100
+MESSAGES_TOLERANCE_AT_0 = 0.02
 MAX_DIFFERENCES_SHOWN = 20
 
 
@@ -159,7 +161,7 @@ def check_volume(log_dir, ranks, replayed, precision):
     print(f"messages: program {want_messages}, replay {got_messages}; bytes: program {want_bytes}, "
           f"replay {got_bytes}")
     differences = []
-    allowed = 0 if precision == 0 else MESSAGES_TOLERANCE_BETWEEN * want_messages
+    allowed = (MESSAGES_TOLERANCE_AT_0 if precision == 0 else MESSAGES_TOLERANCE_BETWEEN) * want_messages
     if abs(got_messages - want_messages) > allowed:
         differences.append(f"the replay sent {got_messages} messages, the program {want_messages}")
     if abs(got_bytes - want_bytes) > BYTES_TOLERANCE * want_bytes:
