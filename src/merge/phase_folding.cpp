@@ -39,8 +39,7 @@ bool holds_key(const Sequence& seq, uint64_t key)
 
 bool holds_collective(const Node& node)
 {
-    if (node.is_event()) return is_collective_or_creation(node.event().op);
-    return std::any_of(node.loop().body.begin(), node.loop().body.end(), holds_collective);
+    return any_event(node, [](const Event& e) { return is_collective_or_creation(e.op); });
 }
 
 // A collective on the world, or a loop of one.
@@ -58,13 +57,11 @@ bool is_world_collective(const Node& node)
 
 bool makes_or_frees_handles(const Node& node)
 {
-    if (node.is_loop()) {
-        return std::any_of(node.loop().body.begin(), node.loop().body.end(), makes_or_frees_handles);
-    }
-    const Op op = node.event().op;
-    const OperationKind kind = operation_kind(op);
-    return kind == OperationKind::comm_create || kind == OperationKind::comm_free || kind == OperationKind::one_sided ||
-           is_window_collective(op);
+    return any_event(node, [](const Event& e) {
+        const OperationKind kind = operation_kind(e.op);
+        return kind == OperationKind::comm_create || kind == OperationKind::comm_free ||
+               kind == OperationKind::one_sided || is_window_collective(e.op);
+    });
 }
 
 struct Stretch {
@@ -172,7 +169,8 @@ std::vector<uint64_t> frequent_keys(const Sequence& seq)
     std::unordered_map<uint64_t, size_t> occurrences;
     std::vector<uint64_t> keys;
     for (const auto& node : seq) {
-        if (occurrences[shape_key(node)]++ == 0) keys.push_back(shape_key(node));
+        const uint64_t key = shape_key(node);
+        if (occurrences[key]++ == 0) keys.push_back(key);
     }
     std::stable_sort(keys.begin(), keys.end(), [&](uint64_t a, uint64_t b) { return occurrences[a] > occurrences[b]; });
     while (!keys.empty() && occurrences[keys.back()] < 2) keys.pop_back();

@@ -29,13 +29,7 @@ struct MergeContext {
 // Replay needs one event for all members of a collective or creation.
 bool is_collective(const Event& e) { return is_collective_or_creation(e.op); }
 
-bool contains_collective(const Sequence& seq)
-{
-    for (const auto& node : seq) {
-        if (node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body)) return true;
-    }
-    return false;
-}
+bool contains_collective(const Sequence& seq) { return any_event(seq, is_collective); }
 
 bool same_roles(const Event& a, const Event& b)
 {
@@ -160,8 +154,7 @@ bool collective_left(const Sequence& seq, const std::vector<std::pair<size_t, si
     for (size_t i = 0; i < seq.size(); ++i) {
         if (aligned[i]) continue;
         const Node& node = seq[i];
-        const bool holds = node.is_event() ? is_collective(node.event()) : contains_collective(node.loop().body);
-        if (holds && !(shared && any_rank_may_call(node))) return true;
+        if (any_event(node, is_collective) && !(shared && any_rank_may_call(node))) return true;
     }
     return false;
 }
@@ -596,10 +589,7 @@ void collect_participants(const Sequence& seq, RankList& out)
 
 bool cancels_requests(const Sequence& seq)
 {
-    return std::any_of(seq.begin(), seq.end(), [](const Node& node) {
-        return node.is_loop() ? cancels_requests(node.loop().body)
-                              : operation_kind(node.event().op) == OperationKind::cancel;
-    });
+    return any_event(seq, [](const Event& e) { return operation_kind(e.op) == OperationKind::cancel; });
 }
 
 RankList participants(const Node& node)

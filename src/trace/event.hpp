@@ -114,6 +114,27 @@ struct Node {
     bool operator==(const Node&) const = default;
 };
 
+// Whether some event of `node` (itself, or one in a loop's body, nested loops included) satisfies
+// `pred`.
+template <class Predicate>
+bool any_event(const Node& node, const Predicate& pred)
+{
+    if (node.is_event()) return pred(node.event());
+    for (const auto& inner : node.loop().body) {
+        if (any_event(inner, pred)) return true;
+    }
+    return false;
+}
+
+template <class Predicate>
+bool any_event(const Sequence& seq, const Predicate& pred)
+{
+    for (const auto& node : seq) {
+        if (any_event(node, pred)) return true;
+    }
+    return false;
+}
+
 struct TraceHeader {
     int32_t ranks = 0;
     int32_t precision = 100;
