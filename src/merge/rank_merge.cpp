@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace htrace {
@@ -24,6 +25,9 @@ struct MergeContext {
     // Across ranks: whether a node one side lacks may become every rank's (shared_optional_node):
     // where the rule merges a count with 0 and no rank of the job cancels requests.
     bool share_unaligned = false;
+    // Across ranks: loops around collectives align only where their exact counts are equal (the
+    // fallback where merging counts left a collective on the world apart: world_collectives_whole).
+    bool exact_collective_counts = false;
 };
 
 // Replay needs one event for all members of a collective or creation.
@@ -332,8 +336,10 @@ private:
         if (!values_fit(x, y, Role::requests, context_)) return false;
         // Ranks that iterate different numbers of times cannot share a collective instance; a
         // histogram count is drawn once for all of them in replay, so it can.
-        const bool one_count = may_merge_iterations(x, y, context_.rule);
-        return one_count || (!contains_collective(body_x) && !contains_collective(body_y));
+        const bool collectives = contains_collective(body_x) || contains_collective(body_y);
+        if (!collectives) return true;
+        if (context_.exact_collective_counts && x.is_exact() && y.is_exact()) return false;
+        return may_merge_iterations(x, y, context_.rule);
     }
 
     Alignment align_window(const Sequence& a, size_t ia, size_t na, const Sequence& b, size_t ib, size_t nb)
@@ -393,39 +399,139 @@ bool unroll_collective_loops(Sequence& seq)
     return unrolled;
 }
 
-std::vector<size_t> top_level_collectives(const Sequence& seq)
+// A communicator a rank uses: its id, and how many creations the rank had taken part in before the
+// one that made it (-1: made before the sequence or out of sight, in a loop). Ids are used again
+// after a free; ranks of different colours of one split share a slot.
+using CommunicatorSlot = std::pair<int64_t, int64_t>;
+
+// The ranks that take part in the same top-level collectives and creations on one slot.
+struct CollectiveList {
+    std::vector<size_t> positions;
+    int64_t ranks = 0;
+    std::set<uint64_t> communicators;  // which of them (by what made them): ranks that share one
+};
+
+// For each slot, the positions of the top-level collectives and creations on it that each rank
+// takes part in (where the id is one for all their ranks), the ranks that take part in exactly
+// those, most ranks first. A communicator is told by the one it was made from, how many creations
+// the rank had taken part in before, and its colour.
+std::map<CommunicatorSlot, std::vector<CollectiveList>> collective_lists(const Sequence& seq)
 {
-    std::vector<size_t> out;
+    const auto mix = [](uint64_t h, int64_t v) { return (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL + 0x9e3779b9ULL; };
+    struct InUse {
+        CommunicatorSlot slot;
+        uint64_t communicator;
+    };
+    std::map<std::pair<Rank, int64_t>, InUse> in_use;  // (rank, id)
+    std::map<Rank, int64_t> creations;                  // creations each rank took part in
+    // slot -> rank -> (positions, communicator)
+    std::map<CommunicatorSlot, std::map<Rank, std::pair<std::vector<size_t>, uint64_t>>> by_rank;
     for (size_t i = 0; i < seq.size(); ++i) {
-        if (seq[i].is_event() && is_collective(seq[i].event())) out.push_back(i);
+        if (!seq[i].is_event() || !is_collective(seq[i].event())) continue;
+        const Event& e = seq[i].event();
+        const Value* comm = e.find(Role::comm);
+        if (comm == nullptr || !comm->is_exact()) continue;
+        const Value* new_comm = e.find(Role::new_comm);
+        const Value* color = e.find(Role::color);
+        const int64_t id = comm->exact();
+        for (Rank r : e.ranks.expand()) {
+            const InUse on = in_use.try_emplace({r, id}, InUse{{id, -1}, mix(0, id)}).first->second;
+            auto& used = by_rank[on.slot][r];
+            used.first.push_back(i);
+            used.second = on.communicator;
+            if (new_comm == nullptr) continue;
+            const int64_t ordinal = creations[r]++;
+            const auto made = new_comm->value_for(r);
+            if (!made) continue;
+            const int64_t colour = color ? color->value_for(r).value_or(-1) : -1;
+            in_use[{r, *made}] = InUse{{*made, ordinal}, mix(mix(mix(on.communicator, ordinal), colour), *made)};
+        }
+    }
+    std::map<CommunicatorSlot, std::vector<CollectiveList>> out;
+    for (const auto& [slot, ranks] : by_rank) {
+        std::map<std::vector<size_t>, CollectiveList> lists;
+        for (const auto& [rank, used] : ranks) {
+            CollectiveList& list = lists[used.first];
+            list.positions = used.first;
+            ++list.ranks;
+            list.communicators.insert(used.second);
+        }
+        auto& sorted = out[slot];
+        for (auto& [positions, list] : lists) sorted.push_back(std::move(list));
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.ranks > y.ranks; });
     }
     return out;
 }
 
-// Collectives are forced to meet: where both sides hold the same collectives at their top level, the
-// k-th of one aligns with the k-th of the other, and only the stretches between them are matched by
-// weight. (Weights alone may prefer a shifted pairing that lines up more point-to-point calls.)
+// Collectives are forced to meet: a rank of one side and a rank of the other that take part in as
+// many collectives on a communicator slot at the top level are taken to share that communicator,
+// and the k-th of one aligns with the k-th of the other; only the stretches between such anchors are
+// matched by weight. (Weights alone may prefer a shifted pairing that lines up more point-to-point
+// calls, and split an instance.) Ranks that share the communicator itself pair first; then, ranks on
+// different communicators of one slot (colours of a split) pair by the same rule, which keeps the
+// instances of each colour in step for the merges to come. Pairings that would cross others are left
+// out; where the anchors of different slots cross, only those on the world, of which every rank of
+// both sides is a member, are anchors.
+std::vector<std::pair<size_t, size_t>> collective_anchors(Aligner& aligner, const Sequence& a, const Sequence& b)
+{
+    const auto on_a = collective_lists(a);
+    const auto on_b = collective_lists(b);
+    const auto shared = [](const CollectiveList& x, const CollectiveList& y) {
+        return std::any_of(x.communicators.begin(), x.communicators.end(),
+                           [&](uint64_t c) { return y.communicators.count(c) > 0; });
+    };
+    for (const bool world_only : {false, true}) {
+        std::map<size_t, size_t> a_to_b;
+        std::map<size_t, size_t> b_to_a;
+        const auto pair_lists = [&](const CollectiveList& x, const CollectiveList& y) {
+            if (x.positions.size() != y.positions.size()) return false;
+            for (size_t k = 0; k < x.positions.size(); ++k) {
+                const auto ab = a_to_b.find(x.positions[k]);
+                const auto ba = b_to_a.find(y.positions[k]);
+                const bool free = ab == a_to_b.end() ? ba == b_to_a.end() : ab->second == y.positions[k];
+                if (!free || aligner.weight(a[x.positions[k]], b[y.positions[k]]) <= 0) return false;
+            }
+            for (size_t k = 0; k < x.positions.size(); ++k) {
+                a_to_b[x.positions[k]] = y.positions[k];
+                b_to_a[y.positions[k]] = x.positions[k];
+            }
+            return true;
+        };
+        for (const auto& [slot, lists_a] : on_a) {
+            const auto found = on_b.find(slot);
+            if ((world_only && slot.first != kWorldComm) || found == on_b.end()) continue;
+            std::vector<char> paired(found->second.size(), 0);
+            for (const bool same_communicator : {true, false}) {
+                for (size_t j = 0; j < found->second.size(); ++j) {
+                    for (const auto& list_a : lists_a) {
+                        if (paired[j] || (same_communicator && !shared(list_a, found->second[j]))) continue;
+                        if (pair_lists(list_a, found->second[j])) paired[j] = 1;
+                    }
+                }
+            }
+        }
+        std::vector<std::pair<size_t, size_t>> anchors(a_to_b.begin(), a_to_b.end());
+        bool ordered = true;
+        for (size_t k = 1; ordered && k < anchors.size(); ++k) ordered = anchors[k - 1].second < anchors[k].second;
+        if (ordered) return anchors;
+    }
+    return {};
+}
+
 Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const MergeContext& context)
 {
     // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
     Aligner aligner(context);
-    const auto anchors_a = top_level_collectives(a);
-    const auto anchors_b = top_level_collectives(b);
-    bool anchored = !anchors_a.empty() && anchors_a.size() == anchors_b.size();
-    for (size_t k = 0; anchored && k < anchors_a.size(); ++k) {
-        anchored = aligner.weight(a[anchors_a[k]], b[anchors_b[k]]) > 0;
-    }
-    if (!anchored) return aligner.align(a, b);
+    const auto anchors = collective_anchors(aligner, a, b);
     Aligner::Alignment out;
     size_t i = 0;
     size_t j = 0;
-    for (size_t k = 0; k <= anchors_a.size(); ++k) {
-        const size_t end_a = k < anchors_a.size() ? anchors_a[k] : a.size();
-        const size_t end_b = k < anchors_b.size() ? anchors_b[k] : b.size();
+    for (size_t k = 0; k <= anchors.size(); ++k) {
+        const auto [end_a, end_b] = k < anchors.size() ? anchors[k] : std::make_pair(a.size(), b.size());
         const auto between = aligner.align(a, i, end_a, b, j, end_b);
         out.pairs.insert(out.pairs.end(), between.pairs.begin(), between.pairs.end());
         out.weight += between.weight;
-        if (k == anchors_a.size()) break;
+        if (k == anchors.size()) break;
         out.pairs.emplace_back(end_a, end_b);
         out.weight += aligner.weight(a[end_a], b[end_b]);
         i = end_a + 1;
@@ -600,10 +706,49 @@ RankList participants(const Node& node)
     return out;
 }
 
+namespace {
+
+bool on_world(const Event& e)
+{
+    const Value* comm = e.find(Role::comm);
+    if (comm == nullptr) return false;
+    if (comm->is_exact()) return comm->exact() == kWorldComm;
+    if (!comm->is_per_rank()) return false;
+    const auto& entries = comm->per_rank();
+    return std::any_of(entries.begin(), entries.end(), [](const PerRankValue& v) { return v.value == kWorldComm; });
+}
+
+// Whether every rank of `ranks` makes every instance of every collective on the world in `seq`: each
+// such event has them all, and no loop around one runs a count of its own per rank. (A drawn count
+// is drawn once for all participants.)
+bool world_collectives_whole(const Sequence& seq, const RankList& ranks)
+{
+    const auto world_collective = [](const Event& e) { return is_collective(e) && on_world(e); };
+    for (const auto& node : seq) {
+        if (node.is_event()) {
+            if (world_collective(node.event()) && !(node.event().ranks == ranks)) return false;
+            continue;
+        }
+        const Loop& loop = node.loop();
+        if (loop.iterations.is_per_rank() && any_event(loop.body, world_collective)) return false;
+        if (!world_collectives_whole(loop.body, ranks)) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 Sequence merge_ranks(Sequence a, Sequence b, const MergeRule& rule, bool job_cancels)
 {
     const bool share = may_merge_iterations(Value(1), Value(0), rule) && !job_cancels;
-    return merge_aligned(std::move(a), std::move(b), 1, 1, MergeContext{rule, Across::ranks, 0, share});
+    const RankList ranks = collect_participants(a).unite(collect_participants(b));
+    MergeContext context{rule, Across::ranks, 0, share};
+    Sequence merged = merge_aligned(a, b, 1, 1, context);
+    if (world_collectives_whole(merged, ranks)) return merged;
+    // Counts merged where they should not have: align loops around collectives only where their
+    // counts are equal, unrolling the others until the instances meet.
+    context.exact_collective_counts = true;
+    return merge_aligned(std::move(a), std::move(b), 1, 1, context);
 }
 
 Sequence merge_iterations(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeRule& rule,
