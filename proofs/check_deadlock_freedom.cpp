@@ -711,11 +711,10 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
     CHECK(totals.not_replayed.empty());
 }
 
-// Known to fail (issue 9, calls that do not align): where ranks run a phase differently enough at
-// precision 80 or less (loops with drawn counts nested differently, optional collectives in a
-// rank's steps at precision 0), the merge leaves a collective instance or a creation apart among
-// its members, and replay then skips it. It fails as long as one such program is found, and says
-// how many.
+// Known to fail (issue 9, calls that do not align): where ranks fold a phase differently at
+// precision 80 or less (a loop with a drawn count around a collective that only some members folded
+// so), the merge leaves a collective instance or a creation apart among its members, and replay
+// then skips it. It fails as long as one such program is found, and says how many.
 TEST_CASE("the merge keeps the collectives of generated programs together" * doctest::should_fail())
 {
     double seconds = 0;

@@ -26,7 +26,7 @@ struct MergeContext {
     // where the rule merges a count with 0 and no rank of the job cancels requests.
     bool share_unaligned = false;
     // Across ranks: loops around collectives align only where their exact counts are equal (the
-    // fallback where merging counts left a collective on the world apart: world_collectives_whole).
+    // fallback where merging counts left a collective instance apart: WholenessCheck).
     bool exact_collective_counts = false;
 };
 
@@ -404,26 +404,61 @@ bool unroll_collective_loops(Sequence& seq)
 // after a free; ranks of different colours of one split share a slot.
 using CommunicatorSlot = std::pair<int64_t, int64_t>;
 
-// The ranks that take part in the same top-level collectives and creations on one slot.
-struct CollectiveList {
-    std::vector<size_t> positions;
-    int64_t ranks = 0;
-    std::set<uint64_t> communicators;  // which of them (by what made them): ranks that share one
-};
-
-// For each slot, the positions of the top-level collectives and creations on it that each rank
-// takes part in (where the id is one for all their ranks), the ranks that take part in exactly
-// those, most ranks first. A communicator is told by the one it was made from, how many creations
-// the rank had taken part in before, and its colour.
-std::map<CommunicatorSlot, std::vector<CollectiveList>> collective_lists(const Sequence& seq)
-{
-    const auto mix = [](uint64_t h, int64_t v) { return (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL + 0x9e3779b9ULL; };
+// Follows, through a sequence's creations in order, which communicator each rank's ids name. A
+// communicator is told by the one it was made from, how many creations the rank had taken part in
+// before, and its colour; its members are the ranks that creation gave it to.
+class CommunicatorTracker {
+public:
     struct InUse {
         CommunicatorSlot slot;
         uint64_t communicator;
     };
-    std::map<std::pair<Rank, int64_t>, InUse> in_use;  // (rank, id)
-    std::map<Rank, int64_t> creations;                  // creations each rank took part in
+
+    InUse on(Rank rank, int64_t id) { return in_use_.try_emplace({rank, id}, InUse{{id, -1}, mix(0, id)}).first->second; }
+
+    // After `rank` took part in `e`, made on what `on` says.
+    void took_part(const Event& e, Rank rank, const InUse& on)
+    {
+        const Value* new_comm = e.find(Role::new_comm);
+        if (new_comm == nullptr) return;
+        const int64_t ordinal = creations_[rank]++;
+        const auto made = new_comm->value_for(rank);
+        if (!made) return;
+        const Value* color = e.find(Role::color);
+        const int64_t colour = color ? color->value_for(rank).value_or(-1) : -1;
+        const InUse now{{*made, ordinal}, mix(mix(mix(on.communicator, ordinal), colour), *made)};
+        in_use_[{rank, *made}] = now;
+        members_[now.communicator].push_back(rank);
+    }
+
+    // The members of a communicator a creation in sight made; null for others.
+    const std::vector<Rank>* members(uint64_t communicator) const
+    {
+        const auto found = members_.find(communicator);
+        return found == members_.end() ? nullptr : &found->second;
+    }
+
+private:
+    static uint64_t mix(uint64_t h, int64_t v) { return (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL + 0x9e3779b9ULL; }
+
+    std::map<std::pair<Rank, int64_t>, InUse> in_use_;  // (rank, id)
+    std::map<Rank, int64_t> creations_;                 // creations each rank took part in
+    std::map<uint64_t, std::vector<Rank>> members_;
+};
+
+// The ranks that take part in the same top-level collectives and creations on one slot.
+struct CollectiveList {
+    std::vector<size_t> positions;
+    int64_t ranks = 0;
+    std::set<uint64_t> communicators;  // which of them: ranks that share one
+};
+
+// For each slot, the positions of the top-level collectives and creations on it that each rank
+// takes part in (where the id is one for all their ranks), the ranks that take part in exactly
+// those, most ranks first.
+std::map<CommunicatorSlot, std::vector<CollectiveList>> collective_lists(const Sequence& seq)
+{
+    CommunicatorTracker tracker;
     // slot -> rank -> (positions, communicator)
     std::map<CommunicatorSlot, std::map<Rank, std::pair<std::vector<size_t>, uint64_t>>> by_rank;
     for (size_t i = 0; i < seq.size(); ++i) {
@@ -431,20 +466,12 @@ std::map<CommunicatorSlot, std::vector<CollectiveList>> collective_lists(const S
         const Event& e = seq[i].event();
         const Value* comm = e.find(Role::comm);
         if (comm == nullptr || !comm->is_exact()) continue;
-        const Value* new_comm = e.find(Role::new_comm);
-        const Value* color = e.find(Role::color);
-        const int64_t id = comm->exact();
         for (Rank r : e.ranks.expand()) {
-            const InUse on = in_use.try_emplace({r, id}, InUse{{id, -1}, mix(0, id)}).first->second;
+            const auto on = tracker.on(r, comm->exact());
             auto& used = by_rank[on.slot][r];
             used.first.push_back(i);
             used.second = on.communicator;
-            if (new_comm == nullptr) continue;
-            const int64_t ordinal = creations[r]++;
-            const auto made = new_comm->value_for(r);
-            if (!made) continue;
-            const int64_t colour = color ? color->value_for(r).value_or(-1) : -1;
-            in_use[{r, *made}] = InUse{{*made, ordinal}, mix(mix(mix(on.communicator, ordinal), colour), *made)};
+            tracker.took_part(e, r, on);
         }
     }
     std::map<CommunicatorSlot, std::vector<CollectiveList>> out;
@@ -708,33 +735,71 @@ RankList participants(const Node& node)
 
 namespace {
 
-bool on_world(const Event& e)
-{
-    const Value* comm = e.find(Role::comm);
-    if (comm == nullptr) return false;
-    if (comm->is_exact()) return comm->exact() == kWorldComm;
-    if (!comm->is_per_rank()) return false;
-    const auto& entries = comm->per_rank();
-    return std::any_of(entries.begin(), entries.end(), [](const PerRankValue& v) { return v.value == kWorldComm; });
-}
+// Whether every collective instance in `seq` has all members of its communicator, as far as the
+// creations in sight tell them (the world's are `ranks`): each such event has them all, and a loop
+// around one runs, for each participant, as many times as for the other members of its
+// communicator. (A drawn count is drawn once for all participants.)
+class WholenessCheck {
+public:
+    explicit WholenessCheck(const RankList& ranks) : world_(ranks.expand()) {}
 
-// Whether every rank of `ranks` makes every instance of every collective on the world in `seq`: each
-// such event has them all, and no loop around one runs a count of its own per rank. (A drawn count
-// is drawn once for all participants.)
-bool world_collectives_whole(const Sequence& seq, const RankList& ranks)
-{
-    const auto world_collective = [](const Event& e) { return is_collective(e) && on_world(e); };
-    for (const auto& node : seq) {
-        if (node.is_event()) {
-            if (world_collective(node.event()) && !(node.event().ranks == ranks)) return false;
-            continue;
+    bool whole(const Sequence& seq)
+    {
+        for (const auto& node : seq) {
+            if (node.is_event() ? !whole(node.event()) : !whole(node.loop())) return false;
         }
-        const Loop& loop = node.loop();
-        if (loop.iterations.is_per_rank() && any_event(loop.body, world_collective)) return false;
-        if (!world_collectives_whole(loop.body, ranks)) return false;
+        return true;
     }
-    return true;
-}
+
+private:
+    // The members of the communicator `rank` names `id`; null where no creation in sight says.
+    const std::vector<Rank>* members(Rank rank, int64_t id)
+    {
+        if (id == kWorldComm) return &world_;
+        return tracker_.members(tracker_.on(rank, id).communicator);
+    }
+
+    bool whole(const Event& e)
+    {
+        if (!is_collective(e)) return true;
+        const Value* comm = e.find(Role::comm);
+        if (comm == nullptr || comm->is_histogram()) return true;
+        for (Rank r : e.ranks.expand()) {
+            const auto id = comm->value_for(r);
+            if (!id) continue;
+            if (const auto* all = members(r, *id)) {
+                for (Rank m : *all) {
+                    if (!e.ranks.contains(m)) return false;
+                }
+            }
+            tracker_.took_part(e, r, tracker_.on(r, *id));
+        }
+        return true;
+    }
+
+    bool whole(const Loop& loop)
+    {
+        if (loop.iterations.is_per_rank()) {
+            bool alike = true;
+            any_event(loop.body, [&](const Event& e) {
+                const Value* comm = e.find(Role::comm);
+                if (!is_collective(e) || comm == nullptr) return false;
+                for (Rank r : e.ranks.expand()) {
+                    const auto id = comm->value_for(r);
+                    const auto* all = id ? members(r, *id) : nullptr;
+                    if (all == nullptr) continue;
+                    for (Rank m : *all) alike = alike && loop.iterations.value_for(m) == loop.iterations.value_for(r);
+                }
+                return !alike;
+            });
+            if (!alike) return false;
+        }
+        return whole(loop.body);
+    }
+
+    std::vector<Rank> world_;
+    CommunicatorTracker tracker_;
+};
 
 }  // namespace
 
@@ -744,7 +809,7 @@ Sequence merge_ranks(Sequence a, Sequence b, const MergeRule& rule, bool job_can
     const RankList ranks = collect_participants(a).unite(collect_participants(b));
     MergeContext context{rule, Across::ranks, 0, share};
     Sequence merged = merge_aligned(a, b, 1, 1, context);
-    if (world_collectives_whole(merged, ranks)) return merged;
+    if (WholenessCheck(ranks).whole(merged)) return merged;
     // Counts merged where they should not have: align loops around collectives only where their
     // counts are equal, unrolling the others until the instances meet.
     context.exact_collective_counts = true;
