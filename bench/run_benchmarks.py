@@ -19,6 +19,7 @@
                                                       trace bytes of every shipped program at precision 100 and 0
                                                       vs. ranks, beside xz -9 of the per-rank call sequences
     run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
+    run_benchmarks.py io [--build DIR]                checkpoint trace bytes vs ranks; added time per MPI-IO call
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -71,9 +72,9 @@ def sizes(build):
         print(f"| {np} | {size} | {size / rows[0][1]:.2f}x |")
 
 
-def call_cost(build, repetitions=15):
-    program = pathlib.Path(tempfile.gettempdir()) / "htrace_call_cost"
-    subprocess.run(["mpicc", "-O2", str(HERE / "call_cost.c"), "-o", str(program)], check=True)
+def call_cost(build, repetitions=15, source="call_cost.c", output="call_cost", arguments=("100000", "5")):
+    program = pathlib.Path(tempfile.gettempdir()) / ("htrace_" + pathlib.Path(source).stem)
+    subprocess.run(["mpicc", "-O2", str(HERE / source), "-o", str(program)], check=True)
     launcher = build / "src/capture/h-trace"
     pattern = re.compile(r"median_ns_per_call ([\d.]+)")
     rows = []
@@ -82,11 +83,11 @@ def call_cost(build, repetitions=15):
         for ranks in (1, 2):
             for i in range(repetitions):
                 # Untraced and traced side by side, so drift of the machine hits both alike.
-                plain = float(pattern.search(mpirun(ranks, [str(program), "100000", "5"], env=env, cwd=scratch).stdout)[1])
+                plain = float(pattern.search(mpirun(ranks, [str(program), *arguments], env=env, cwd=scratch).stdout)[1])
                 traced = float(pattern.search(
-                    mpirun(ranks, [str(launcher), str(program), "100000", "5"], env=env, cwd=scratch).stdout)[1])
+                    mpirun(ranks, [str(launcher), str(program), *arguments], env=env, cwd=scratch).stdout)[1])
                 rows.append((ranks, i, plain, traced, traced - plain))
-    write_csv("call_cost", ["ranks", "run", "untraced_ns_per_call", "traced_ns_per_call", "added_ns"], rows)
+    write_csv(output, ["ranks", "run", "untraced_ns_per_call", "traced_ns_per_call", "added_ns"], rows)
     print("| ranks | untraced ns/call (median) | traced ns/call (median) | added ns/call (median of pairs) | min..max added |")
     print("| --- | --- | --- | --- | --- |")
     for ranks in (1, 2):
@@ -94,6 +95,25 @@ def call_cost(build, repetitions=15):
         added = [r[4] for r in mine]
         print(f"| {ranks} | {statistics.median(r[2] for r in mine):.0f} | {statistics.median(r[3] for r in mine):.0f} "
               f"| {statistics.median(added):.0f} | {min(added):.0f}..{max(added):.0f} |")
+
+
+def io(build):
+    """Issue 10: trace bytes of the checkpoint program vs. ranks, and the added cost per MPI-IO call."""
+    rows = []
+    with tempfile.TemporaryDirectory() as scratch:
+        for ranks in (2, 4, 8, 16, 32, 64):
+            size, _ = traced_bytes(build, "checkpoint", ["10", "1024"], ranks, 100, scratch)
+            events = sum(1 for line in subprocess.run([str(build / "src/trace/h-dump"),
+                                                       str(pathlib.Path(scratch) / f"checkpoint-{ranks}-100.h")],
+                                                      capture_output=True, text=True, check=True).stdout.splitlines()
+                         if line.lstrip().startswith("MPI_File_"))
+            rows.append((ranks, size, events))
+    write_csv("io_trace_bytes", ["ranks", "bytes", "io_events"], rows)
+    print("| ranks | trace bytes | vs. 4 ranks | MPI-IO events |\n| --- | --- | --- | --- |")
+    base = next(size for ranks, size, _ in rows if ranks == 4)
+    for ranks, size, events in rows:
+        print(f"| {ranks} | {size} | {size / base:.3f}x | {events} |")
+    call_cost(build, source="io_cost.c", output="io_call_cost", arguments=("20000", "5"))
 
 
 def merge_time(build, repetitions=5):
@@ -671,7 +691,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
                                          "merge-cost", "histogram-defaults", "replay-time", "replay-cost",
-                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost"])
+                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost", "io"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2: keep traces, reports and logs here")
     parser.add_argument("--programs", help="simulated-fidelity, compression: a comma-separated subset of the programs")
@@ -699,7 +719,8 @@ def main():
                            args.output)
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
      "precision-sweep": precision_sweep, "merge-cost": merge_cost,
-     "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost}[args.what](build)
+     "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost,
+     "io": io}[args.what](build)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,9 @@ enum : uint64_t {
     matched_message = 1ull << 28, newcomm_later = 1ull << 29,
     win = 1ull << 30, newwin = 1ull << 31, freewin = 1ull << 32, win_size = 1ull << 33, target_count = 1ull << 34,
     target_type = 1ull << 35, assertion = 1ull << 36, lock_type = 1ull << 37, group = 1ull << 38,
+    file = 1ull << 39, newfile = 1ull << 40, freefile = 1ull << 41, filename = 1ull << 42, amode = 1ull << 43,
+    offset = 1ull << 44, whence = 1ull << 45, file_size = 1ull << 46, file_size_out = 1ull << 47, disp = 1ull << 48,
+    etype = 1ull << 49, filetype = 1ull << 50,
 };
 }  // namespace arg
 
@@ -67,6 +70,16 @@ struct CallArgs {
     int assertion = 0;
     int lock_type = 0;
     MPI_Group group = MPI_GROUP_NULL;
+    MPI_File file = MPI_FILE_NULL;  // MPI-IO: the file used, opened or closed
+    const char* filename = nullptr;
+    int filename_length = -1;  // -1: terminated (C); else a Fortran string's length
+    int amode = 0;
+    MPI_Offset offset = 0;
+    int whence = 0;
+    MPI_Offset file_size = 0;
+    MPI_Offset disp = 0;
+    MPI_Datatype etype = MPI_DATATYPE_NULL;
+    MPI_Datatype filetype = MPI_DATATYPE_NULL;
 };
 
 // Where the application called the wrapper this expands in.

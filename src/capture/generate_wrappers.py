@@ -79,12 +79,17 @@ C_BEFORE = {  # role -> code run before the PMPI call; NAME is the argument
     "win": "a.win = NAME;", "freewin": "a.win = *NAME;", "win_size": "a.win_size = NAME;",
     "target_count": "a.target_count = NAME;", "target_type": "a.target_type = NAME;",
     "assertion": "a.assertion = NAME;", "lock_type": "a.lock_type = NAME;", "group": "a.group = NAME;",
+    "file": "a.file = NAME;", "freefile": "a.file = *NAME;", "filename": "a.filename = NAME;",
+    "amode": "a.amode = NAME;", "offset": "a.offset = NAME;", "whence": "a.whence = NAME;",
+    "file_size": "a.file_size = NAME;", "disp": "a.disp = NAME;", "etype": "a.etype = NAME;",
+    "filetype": "a.filetype = NAME;",
 }
 C_AFTER = {  # role -> code run after the PMPI call
     "newcomm": "a.newcomm = *NAME;", "newcomm_later": "a.newcomm_slot = NAME;", "newwin": "a.newwin = *NAME;",
     "request": "a.request = *NAME;", "index": "a.index = *NAME;",
     "flag": "a.flag = *NAME;", "outcount": "a.outcount = *NAME;", "indices": "a.indices = NAME;",
     "persistent": "a.request = *NAME;", "message": "a.message = *NAME;",
+    "newfile": "a.file = *NAME;", "file_size_out": "a.file_size = *NAME;",
 }
 
 F_BEFORE = {
@@ -101,6 +106,12 @@ F_BEFORE = {
     "target_count": "a.target_count = *NAME;", "target_type": "a.target_type = PMPI_Type_f2c(*NAME);",
     "assertion": "a.assertion = *NAME;", "lock_type": "a.lock_type = *NAME;",
     "group": "a.group = PMPI_Group_f2c(*NAME);",
+    "file": "a.file = PMPI_File_f2c(*NAME);", "freefile": "a.file = PMPI_File_f2c(*NAME);",
+    # A Fortran string: not terminated, its length passed by value after the arguments.
+    "filename": "a.filename = NAME; a.filename_length = static_cast<int>(NAME_len);",
+    "amode": "a.amode = *NAME;", "offset": "a.offset = *NAME;", "whence": "a.whence = *NAME;",
+    "file_size": "a.file_size = *NAME;", "disp": "a.disp = *NAME;", "etype": "a.etype = PMPI_Type_f2c(*NAME);",
+    "filetype": "a.filetype = PMPI_Type_f2c(*NAME);",
 }
 F_LATE_BEFORE = {  # need the scalars above first
     "sendtypes": "a.sendtypes = call.types_from_fortran(NAME, htrace::capture::send_peer_count(call));",
@@ -113,6 +124,7 @@ F_AFTER = {
     "index": "a.index = htrace::capture::index_from_fortran(*NAME);", "flag": "a.flag = *NAME;",
     "outcount": "a.outcount = *NAME;", "indices": "a.indices = call.indices_from_fortran(NAME, a.outcount);",
     "persistent": "a.request = PMPI_Request_f2c(*NAME);", "message": "a.message = PMPI_Message_f2c(*NAME);",
+    "newfile": "a.file = PMPI_File_f2c(*NAME);", "file_size_out": "a.file_size = *NAME;",
 }
 
 
@@ -195,7 +207,18 @@ def fortran_names(name):
 
 
 def fortran_param_decl(ctype, pname):
-    return f"void* {pname}" if ctype.endswith("void*") else f"MPI_Fint* {pname}"
+    if ctype.endswith("void*"):
+        return f"void* {pname}"
+    if ctype.endswith("char*"):
+        return f"char* {pname}"
+    if ctype.startswith("MPI_Offset"):  # INTEGER(KIND=MPI_OFFSET_KIND)
+        return f"MPI_Offset* {pname}"
+    return f"MPI_Fint* {pname}"
+
+
+def fortran_string_lengths(params):
+    """The hidden lengths of a Fortran binding's string arguments, passed by value after ierror."""
+    return [f"{n}_len" for t, n, _ in params if t.endswith("char*")]
 
 
 def fortran_params(name, params):
@@ -209,8 +232,10 @@ def fortran_params(name, params):
 def fortran_wrapper(name, kind, params, flavour):
     """flavour 'f77' (mpif.h and `use mpi`) or 'f08' (`use mpi_f08`, optional ierror)."""
     fparams = fortran_params(name, params)
-    decl = ", ".join([fortran_param_decl(t, n) for t, n, _ in fparams] + ["MPI_Fint* ierror"])
-    args = ", ".join([n for _, n, _ in fparams] + ["ierror"])
+    lengths = fortran_string_lengths(fparams)
+    decl = ", ".join([fortran_param_decl(t, n) for t, n, _ in fparams] + ["MPI_Fint* ierror"] +
+                     [f"size_t {n}" for n in lengths])
+    args = ", ".join([n for _, n, _ in fparams] + ["ierror"] + lengths)
     suffix = "_f08_" if flavour == "f08" else "_"
     impl = f"mpi_{name.lower()}{suffix}"
     target = f"pmpi_{name.lower()}{suffix}"
@@ -240,6 +265,7 @@ def fortran_wrapper(name, kind, params, flavour):
             sys.exit(f"generate_wrappers: MPI_{name}: unknown role '{role}'")
         pass_args.append(arg)
     pass_args.append("ierror")
+    pass_args += lengths
     lines = [f'extern "C" void {target}({decl}) __attribute__((weak));', "",
              f'extern "C" void {impl}({decl})', "{",
              f"    htrace::capture::Call call(htrace::Op::{name}, HTRACE_CALL_SITE);",

@@ -24,6 +24,7 @@ Kinds (what the recorder does with the call):
   comm_create        makes a communicator (`newcomm`, or `newcomm_later` once its request completes)
                      from `comm`
   comm_free          frees `freecomm`
+  io                 MPI-IO on file `file` (bytes written: count+datatype; read: recvcount+recvtype)
   one_sided          a one-sided call of the origin alone on window `win`: data movement to or from
                      `peer` (count+datatype at the origin, target_count+target_type at the target,
                      recvcount+recvtype the result of Get_accumulate), or synchronization (lock_type,
@@ -50,6 +51,13 @@ Roles and what the trace makes of them:
   target_count+target_type target-side bytes of one-sided calls
   assertion, lock_type, group   one-sided synchronization's arguments (group: its ranks, as peers)
 
+  file, newfile, freefile  the file used, opened, closed
+  filename           a file's name (stored as a pattern where the rank is in it)
+  amode, whence      File_open's access mode, a seek's whence
+  offset             an explicit offset or a seek's, in etypes of the view
+  disp, etype, filetype    a view: its displacement in bytes, its etype and filetype
+  file_size, file_size_out the size set, or got
+
 Send-side bytes of Scatter/Scatterv count only at the root, receive-side bytes of Gather/Gatherv
 only at the root, as MPI says those arguments are significant only there.
 """
@@ -72,6 +80,9 @@ GATHERV = ("const void *sendbuf:sendbuf, int sendcount:count, MPI_Datatype sendt
            "const int recvcounts[]:recvcounts, const int displs[], MPI_Datatype recvtype:recvtype")
 SCATTERV = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const int displs[], "
             "MPI_Datatype sendtype:datatype, void *recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
+FILE = "MPI_File fh:file"
+WRITE_BUF = "const void *buf, int count:count, MPI_Datatype datatype:datatype"
+READ_BUF = "void *buf, int count:recvcount, MPI_Datatype datatype:recvtype"
 ROOT = "int root:root"
 COMM = "MPI_Comm comm:comm"
 REQ = "MPI_Request *request:request"
@@ -245,6 +256,35 @@ FUNCTIONS = [
         ("Win_start", "MPI_Group group:group, int assert_flags:assertion, " + WIN),
         ("Win_complete", WIN),
         ("Win_wait", WIN),
+    ]],
+
+    # MPI-IO. A file is opened and closed by every rank of its communicator; reads and writes move
+    # `count` x `datatype` at an explicit offset (`_at`), the rank's own file pointer or the shared
+    # one, alone or collectively (`_all`, `_ordered`, split into `_begin`/`_end`). Offsets are in
+    # units of the view's etype, as MPI takes them. Non-blocking reads and writes (`iread` ...) are
+    # recorded by name only for now.
+    *[(name, "io", params) for name, params in [
+        ("File_open", COMM + ", const char *filename:filename, int amode:amode, MPI_Info info, MPI_File *fh:newfile"),
+        ("File_close", "MPI_File *fh:freefile"),
+        ("File_delete", "const char *filename:filename, MPI_Info info"),
+        ("File_set_size", FILE + ", MPI_Offset size:file_size"),
+        ("File_preallocate", FILE + ", MPI_Offset size:file_size"),
+        ("File_get_size", FILE + ", MPI_Offset *size:file_size_out"),
+        ("File_set_view", FILE + ", MPI_Offset disp:disp, MPI_Datatype etype:etype, MPI_Datatype filetype:filetype, "
+                          "const char *datarep, MPI_Info info"),
+        ("File_seek", FILE + ", MPI_Offset offset:offset, int whence:whence"),
+        ("File_seek_shared", FILE + ", MPI_Offset offset:offset, int whence:whence"),
+        ("File_sync", FILE),
+        *[(f"File_{verb}_at{all_}", FILE + ", MPI_Offset offset:offset, " + (WRITE_BUF if verb == "write" else READ_BUF) +
+           ", MPI_Status *status:status") for verb in ("read", "write") for all_ in ("", "_all")],
+        *[(f"File_{verb}{how}", FILE + ", " + (WRITE_BUF if verb == "write" else READ_BUF) +
+           ", MPI_Status *status:status") for verb in ("read", "write") for how in ("", "_all", "_shared", "_ordered")],
+        *[(f"File_{verb}_at_all_begin", FILE + ", MPI_Offset offset:offset, " + (WRITE_BUF if verb == "write" else READ_BUF))
+          for verb in ("read", "write")],
+        *[(f"File_{verb}{how}_begin", FILE + ", " + (WRITE_BUF if verb == "write" else READ_BUF))
+          for verb in ("read", "write") for how in ("_all", "_ordered")],
+        *[(f"File_{verb}{how}_end", FILE + (", const void *buf" if verb == "write" else ", void *buf") +
+           ", MPI_Status *status:status") for verb in ("read", "write") for how in ("_at_all", "_all", "_ordered")],
     ]],
 ]
 

@@ -8,6 +8,7 @@
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
 #include "trace/completion_set.hpp"
+#include "trace/file_names.hpp"
 #include "trace/trace_file.hpp"
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -131,7 +133,9 @@ private:
     void record_starts(RecordedCall& first, const CallArgs& args);
     void add_request_free(RecordedCall& call, const CallArgs& args);
     void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
-    void write_trace(Sequence merged, double traced_seconds, double merge_seconds);
+    void add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc);
+    void write_trace(Sequence merged, std::map<int64_t, std::string> file_names, double traced_seconds,
+                     double merge_seconds);
 
     std::mutex mutex_;
     Config config_;
@@ -163,6 +167,17 @@ private:
     };
     std::vector<Window> windows_;
     const Window* window(MPI_Win win) const;
+    // Open files, like windows, and the size of their view's etype (offsets are in etypes).
+    struct File {
+        MPI_File fh;
+        int64_t id;
+        CommInfo comm;
+        int64_t etype_bytes;
+    };
+    std::vector<File> files_;
+    File* file(MPI_File fh);
+    // The names this rank opened or deleted, by their key (trace/file_names.hpp).
+    std::map<int64_t, std::string> file_names_;
     // Scratch of add_completion.
     std::vector<MPI_Request> completed_requests_;
     std::vector<uint32_t> completed_positions_;
@@ -280,6 +295,32 @@ std::string library_version()
     std::string text(version, static_cast<size_t>(std::max(length, 0)));
     if (auto end = text.find_first_of("\n,"); end != std::string::npos) text.resize(end);
     return text;
+}
+
+// Every rank's file names, at rank 0 (elsewhere: empty).
+std::map<int64_t, std::string> gather_file_names(const std::map<int64_t, std::string>& mine, MPI_Comm comm)
+{
+    std::string packed;  // key, then the name, each ended by a NUL
+    for (const auto& [key, name] : mine) packed += std::to_string(key) + '\0' + name + '\0';
+    int rank = 0;
+    int size = 1;
+    PMPI_Comm_rank(comm, &rank);
+    PMPI_Comm_size(comm, &size);
+    int length = static_cast<int>(packed.size());
+    std::vector<int> lengths(static_cast<size_t>(size), 0);
+    PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+    std::vector<int> displacements(static_cast<size_t>(size), 0);
+    for (size_t r = 1; r < lengths.size(); ++r) displacements[r] = displacements[r - 1] + lengths[r - 1];
+    std::string all(rank == 0 ? static_cast<size_t>(displacements.back() + lengths.back()) : 0, '\0');
+    PMPI_Gatherv(packed.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
+    std::map<int64_t, std::string> out;
+    for (size_t at = 0; at < all.size();) {
+        const size_t key_end = all.find('\0', at);
+        const size_t name_end = all.find('\0', key_end + 1);
+        out.emplace(std::stoll(all.substr(at, key_end - at)), all.substr(key_end + 1, name_end - key_end - 1));
+        at = name_end + 1;
+    }
+    return out;
 }
 
 // Gives every event its participant and turns clock ticks into seconds.
@@ -434,13 +475,15 @@ void Tracer::stop(double entered, CallSite site)
     std::vector<uint64_t> totals(counts.size(), 0);
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
 
+    std::map<int64_t, std::string> file_names = gather_file_names(file_names_, own_comm_);
+
     const double merge_start = steady_seconds();
     ReduceResult reduced =
         reduce_over_tree(std::move(mine), own_comm_, MergeRule{config_.precision, config_.histogram});
     const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
-        if (reduced.merged) write_trace(std::move(*reduced.merged), slowest, merge_seconds);
+        if (reduced.merged) write_trace(std::move(*reduced.merged), std::move(file_names), slowest, merge_seconds);
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         uint64_t opaque = 0;
         for (size_t i = 0; i + 1 < totals.size(); ++i) opaque += totals[i];
@@ -458,7 +501,8 @@ void Tracer::stop(double entered, CallSite site)
     PMPI_Comm_free(&own_comm_);
 }
 
-void Tracer::write_trace(Sequence merged, double traced_seconds, double merge_seconds)
+void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names, double traced_seconds,
+                         double merge_seconds)
 {
     Trace trace;
     trace.header.ranks = world_size_;
@@ -471,6 +515,7 @@ void Tracer::write_trace(Sequence merged, double traced_seconds, double merge_se
     trace.header.command_line = command_line();
     trace.header.start_time = start_time_;
     trace.header.traced_seconds = traced_seconds;
+    trace.header.file_names = std::move(file_names);
     trace.body = std::move(merged);
     const double write_start = steady_seconds();
     const std::string error = write_trace_file(config_.file, trace);
@@ -508,6 +553,10 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
     if (present & arg::matched_message) {
         if (rc == MPI_SUCCESS && (present & arg::request)) pending_requests_.created(args.request);
         add_matched_receive(call, args, present);
+        return;
+    }
+    if (kind == OperationKind::io) {
+        add_io(call, args, present, rc);
         return;
     }
     if (present & (arg::win | arg::freewin)) {  // on a window: its communicator is the window's
@@ -689,6 +738,101 @@ void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t pr
     if (present & arg::assertion) call.add(Role::assertion, args.assertion);
     call.add(Role::comm, comm.id);
     call.add(Role::window, w ? w->id : kNoComm);
+}
+
+Tracer::File* Tracer::file(MPI_File fh)
+{
+    for (auto& f : files_) {
+        if (f.fh == fh) return &f;
+    }
+    return nullptr;
+}
+
+namespace {
+
+int64_t portable_amode(int amode)
+{
+    int64_t out = 0;
+    const std::pair<int, int64_t> bits[] = {
+        {MPI_MODE_RDONLY, kFileModeReadOnly},   {MPI_MODE_RDWR, kFileModeReadWrite},
+        {MPI_MODE_WRONLY, kFileModeWriteOnly},  {MPI_MODE_CREATE, kFileModeCreate},
+        {MPI_MODE_EXCL, kFileModeExcl},         {MPI_MODE_DELETE_ON_CLOSE, kFileModeDeleteOnClose},
+        {MPI_MODE_UNIQUE_OPEN, kFileModeUniqueOpen}, {MPI_MODE_SEQUENTIAL, kFileModeSequential},
+        {MPI_MODE_APPEND, kFileModeAppend},
+    };
+    for (const auto& [mpi, portable] : bits) {
+        if (amode & mpi) out |= portable;
+    }
+    return out;
+}
+
+int64_t portable_whence(int whence)
+{
+    if (whence == MPI_SEEK_CUR) return kSeekCur;
+    if (whence == MPI_SEEK_END) return kSeekEnd;
+    return kSeekSet;
+}
+
+// A C name as given, or a Fortran one (its length given, trailing blanks not part of it).
+std::string file_name_argument(const CallArgs& args)
+{
+    if (args.filename == nullptr) return {};
+    if (args.filename_length < 0) return args.filename;
+    std::string name(args.filename, static_cast<size_t>(args.filename_length));
+    name.erase(name.find_last_not_of(' ') + 1);
+    return name;
+}
+
+}  // namespace
+
+// MPI-IO: the file by id (with its communicator: opening, closing and collective reads and writes
+// are collective over it), its name as a pattern, and bytes and offsets in bytes.
+void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc)
+{
+    const auto name_key = [&] {
+        const std::string pattern = file_name_pattern(file_name_argument(args), world_rank_);
+        const int64_t key = file_name_key(pattern);
+        file_names_.emplace(key, pattern);
+        return key;
+    };
+    if (call.op == Op::File_open) {
+        const CommInfo comm = comms_.lookup(args.comm);
+        call.add(Role::comm, comm.id);
+        call.add(Role::file_name, name_key());
+        call.add(Role::amode, portable_amode(args.amode));
+        int64_t id = kNoComm;
+        if (rc == MPI_SUCCESS) {
+            std::erase_if(files_, [&](const File& f) { return f.fh == args.file; });  // a handle used again
+            std::vector<int64_t> used;
+            for (const auto& f : files_) used.push_back(f.id);
+            id = lowest_unused(std::move(used), 0);
+            files_.push_back({args.file, id, comm, 1});
+        }
+        call.add(Role::file, id);
+        return;
+    }
+    if (call.op == Op::File_delete) {
+        call.add(Role::file_name, name_key());
+        return;
+    }
+    File* f = file(args.file);
+    call.add(Role::comm, f ? f->comm.id : kNoComm);
+    call.add(Role::file, f ? f->id : kNoComm);
+    const int64_t etype = f ? f->etype_bytes : 1;
+    if (call.op == Op::File_close) {
+        if (rc == MPI_SUCCESS && f != nullptr) files_.erase(files_.begin() + (f - files_.data()));
+        return;
+    }
+    if (call.op == Op::File_set_view) {
+        call.add(Role::view_disp, int64_t(args.disp));
+        if (rc == MPI_SUCCESS && f != nullptr) f->etype_bytes = std::max<int64_t>(type_sizes_.of(args.etype), 1);
+        return;
+    }
+    if (present & (arg::file_size | arg::file_size_out)) call.add(Role::file_size, int64_t(args.file_size));
+    if (present & arg::offset) call.add(Role::offset, int64_t(args.offset) * etype);
+    if (present & arg::whence) call.add(Role::whence, portable_whence(args.whence));
+    if (present & arg::count) call.add(Role::bytes, int64_t(args.count) * type_sizes_.of(args.datatype));
+    if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
 }
 
 void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)

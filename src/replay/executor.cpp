@@ -35,7 +35,11 @@ char* Executor::Scratch::at_least(int64_t bytes)
     return current_.get();
 }
 
-Executor::Executor(Watchdog* watchdog) : totals_(static_cast<size_t>(Op::first_opaque)), watchdog_(watchdog)
+Executor::Executor(Watchdog* watchdog, Files* files)
+    : totals_(static_cast<size_t>(Op::first_opaque)),
+      left_out_(static_cast<size_t>(Op::first_opaque), 0),
+      watchdog_(watchdog),
+      files_(files)
 {
     comms_[0] = MPI_COMM_WORLD;
     comms_[1] = MPI_COMM_SELF;
@@ -142,6 +146,16 @@ void Executor::issue_call(const ScheduledCall& call)
         windows_.issue(call, send_.at_least(bytes), receive_.at_least(std::max(call.recv_bytes, bytes)),
                        call.request != 0 ? new_request(call.request) : nullptr);
         count(call.op, call.bytes);
+        return;
+    }
+    case CallKind::io: {
+        if (files_ == nullptr) {
+            ++left_out_[static_cast<size_t>(call.op)];
+            return;
+        }
+        const int64_t bytes = std::max(call.bytes, call.recv_bytes);
+        files_->issue(call, call.op == Op::File_open ? comm(call.comm) : MPI_COMM_NULL, send_.at_least(bytes));
+        count(call.op, bytes);
         return;
     }
     case CallKind::free_comm: {

@@ -2,6 +2,7 @@
 // Issues a schedule (replay/schedule.hpp) as real MPI calls, with MPI_BYTE buffers of the scheduled
 // sizes, and counts what it issued per operation.
 
+#include "replay/io_executor.hpp"
 #include "replay/one_sided_executor.hpp"
 #include "replay/schedule.hpp"
 #include "replay/watchdog.hpp"
@@ -21,8 +22,9 @@ struct IssuedTotals {
 
 class Executor {
 public:
-    // `watchdog` (may be null) is told of every call that may block.
-    explicit Executor(Watchdog* watchdog = nullptr);
+    // `watchdog` (may be null) is told of every call that may block; `files` (may be null: MPI-IO
+    // calls are then left out) does the MPI-IO.
+    explicit Executor(Watchdog* watchdog = nullptr, Files* files = nullptr);
     ~Executor();
     Executor(const Executor&) = delete;
     Executor& operator=(const Executor&) = delete;
@@ -31,6 +33,8 @@ public:
 
     // Indexed by Op (modelled operations only).
     const std::vector<IssuedTotals>& totals() const { return totals_; }
+    // Calls of the schedule left out, by Op: MPI-IO without `files`.
+    const std::vector<uint64_t>& left_out() const { return left_out_; }
     double compute_seconds() const { return compute_seconds_; }
 
 private:
@@ -69,8 +73,10 @@ private:
     std::vector<int> recv_displacements_;
     std::vector<MPI_Datatype> types_;
     std::vector<IssuedTotals> totals_;
+    std::vector<uint64_t> left_out_;
     Windows windows_;  // freed after the communicators they were made on, as MPI allows
     Watchdog* watchdog_;
+    Files* files_;
     double compute_seconds_ = 0;
 };
 

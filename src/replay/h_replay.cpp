@@ -10,10 +10,16 @@
 
 #include <mpi.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -25,14 +31,19 @@ namespace {
 using namespace htrace;
 
 constexpr const char* kUsage =
-    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--paired] [--stall-limit S] [--report-json FILE] [TRACE]\n"
+    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--paired] [--stall-limit S] [--report-json FILE]\n"
+    "                             [--io-dir DIR] [--keep-io] [TRACE]\n"
     "  TRACE             the trace to replay (default trace.h); N must be its rank count\n"
     "  --seed N          draw histogram values from seed N instead of the one the trace holds\n"
     "  --no-compute      skip the recorded computation between calls: communication only\n"
     "  --paired          pair messages with receives by the walk even where causal replay is possible\n"
     "  --stall-limit S   stop the job when one call of a rank has not returned for S seconds\n"
     "                    (default 60 s or ten times the traced time, whichever is longer; 0: never)\n"
-    "  --report-json F   write replay time, traced time and calls and bytes per operation to F\n";
+    "  --report-json F   write replay time, traced time, calls and bytes per operation and bytes\n"
+    "                    read and written per rank to F\n"
+    "  --io-dir DIR      do the trace's file I/O inside DIR (made if missing; default: a new\n"
+    "                    h-replay-io.XXXXXX here); no file outside it is read or written\n"
+    "  --keep-io         keep the files replay wrote (a DIR replay made is removed otherwise)\n";
 
 struct Options {
     std::string trace = "trace.h";
@@ -41,6 +52,8 @@ struct Options {
     bool paired = false;
     std::optional<double> stall_limit;
     std::string report_json;
+    std::string io_dir;
+    bool keep_io = false;
     bool help = false;
 };
 
@@ -76,6 +89,10 @@ std::string parse_options(int argc, char** argv, Options& options)
             options.seed = seed;
         } else if (arg == "--report-json") {
             if (auto error = next(arg, options.report_json); !error.empty()) return error;
+        } else if (arg == "--io-dir") {
+            if (auto error = next(arg, options.io_dir); !error.empty()) return error;
+        } else if (arg == "--keep-io") {
+            options.keep_io = true;
         } else if (!arg.empty() && arg[0] == '-') {
             return "unknown option " + std::string(arg);
         } else if (trace_given) {
@@ -133,6 +150,9 @@ struct Report {
     std::string mode_reason;  // why not causal
     uint64_t unpaired_receives = 0;
     uint64_t fallback_messages = 0;
+    std::string io_dir;                  // empty: the trace does no file I/O
+    std::vector<uint64_t> bytes_read;    // per rank
+    std::vector<uint64_t> bytes_written;
 
     double relative_difference() const
     {
@@ -165,7 +185,14 @@ struct Report {
             out << separator << json_string(operation_name(static_cast<Op>(op))) << ": " << not_replayed[op];
             separator = ",\n    ";
         }
-        out << "\n  },\n  \"by_name_only\": " << by_name_only << "\n}\n";
+        out << "\n  },\n  \"by_name_only\": " << by_name_only;
+        const auto list = [&](const std::vector<uint64_t>& values) {
+            std::string text = "[";
+            for (size_t r = 0; r < values.size(); ++r) text += (r ? ", " : "") + std::to_string(values[r]);
+            return text + "]";
+        };
+        out << ",\n  \"io\": {\"directory\": " << json_string(io_dir) << ", \"bytes_read\": " << list(bytes_read)
+            << ", \"bytes_written\": " << list(bytes_written) << "}\n}\n";
         return out.str();
     }
 };
@@ -190,6 +217,64 @@ Mode choose_mode(const Trace& trace, uint64_t seed, int rank, int size, bool pai
     std::string reason = rank == first ? obstacle : std::string(static_cast<size_t>(length), ' ');
     PMPI_Bcast(reason.data(), length, MPI_CHAR, first, MPI_COMM_WORLD);
     return {replay::ReplayMode::paired, reason};
+}
+
+// Where replay does the trace's file I/O: none where the trace does none.
+struct IoSandbox {
+    std::string directory;
+    bool made = false;  // by this replay: removed at the end unless --keep-io
+};
+
+bool has_io(const Sequence& seq)
+{
+    return any_event(seq, [](const Event& e) { return operation_kind(e.op) == OperationKind::io; });
+}
+
+// Rank 0 makes the directory and tells the others its name (through PMPI: replay's own coordination).
+// Returns an error message, empty on success.
+std::string make_sandbox(const Trace& trace, const Options& options, int rank, IoSandbox& sandbox)
+{
+#ifdef HTRACE_SIMULATED
+    // SimGrid's MPI-IO needs hosts with disks; the trace's file I/O is left out (and counted).
+    return {};
+#endif
+    if (!has_io(trace.body)) return {};
+    std::string error;
+    if (rank == 0) {
+        if (options.io_dir.empty()) {
+            std::string name = "h-replay-io.XXXXXX";
+            if (::mkdtemp(name.data()) == nullptr) {
+                error = "cannot make a directory for the trace's file I/O here: " + std::string(std::strerror(errno));
+            }
+            sandbox = {name, true};
+        } else {
+            struct stat st;
+            const bool existed = ::stat(options.io_dir.c_str(), &st) == 0;
+            if (!existed && ::mkdir(options.io_dir.c_str(), 0755) != 0) {
+                error = "--io-dir " + options.io_dir + ": " + std::strerror(errno);
+            } else if (existed && !S_ISDIR(st.st_mode)) {
+                error = "--io-dir " + options.io_dir + ": not a directory";
+            }
+            sandbox = {options.io_dir, !existed};
+        }
+    }
+    int length = static_cast<int>(sandbox.directory.size());
+    PMPI_Bcast(&length, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    sandbox.directory.resize(static_cast<size_t>(length));
+    PMPI_Bcast(sandbox.directory.data(), length, MPI_CHAR, 0, MPI_COMM_WORLD);
+    return error;
+}
+
+void remove_sandbox(const IoSandbox& sandbox, const Options& options, int rank)
+{
+    PMPI_Barrier(MPI_COMM_WORLD);  // every rank's files closed
+    if (rank != 0 || sandbox.directory.empty()) return;
+    if (sandbox.made && !options.keep_io) {
+        std::error_code ignored;
+        std::filesystem::remove_all(sandbox.directory, ignored);
+    } else {
+        std::fprintf(stderr, "h-replay: the files of the trace's I/O are in %s\n", sandbox.directory.c_str());
+    }
 }
 
 int run(int argc, char** argv, int rank, int size)
@@ -222,7 +307,11 @@ int run(int argc, char** argv, int rank, int size)
     const double stall_limit = options.stall_limit.value_or(std::max(60.0, 10 * trace.header.traced_seconds));
 #endif
     replay::Watchdog watchdog(rank, stall_limit);
-    replay::Executor executor(&watchdog);
+    IoSandbox sandbox;
+    if (!all_ranks_ok(make_sandbox(trace, options, rank, sandbox), rank, size)) return 1;
+    std::optional<replay::Files> files;
+    if (!sandbox.directory.empty()) files.emplace(sandbox.directory);
+    replay::Executor executor(&watchdog, files ? &*files : nullptr);
     PMPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     const replay::ScheduleSummary summary = replay::generate_schedule(
@@ -240,6 +329,7 @@ int run(int argc, char** argv, int rank, int size)
         const auto op = static_cast<size_t>(operation_by_name(name));
         if (op < ops) local[2 * ops + op] += count;
     }
+    for (size_t op = 0; op < ops; ++op) local[2 * ops + op] += executor.left_out()[op];
     local[3 * ops] = summary.by_name_only;
     local[3 * ops + 1] = summary.unpaired_receives;
     local[3 * ops + 2] = summary.fallback_messages;
@@ -250,6 +340,11 @@ int run(int argc, char** argv, int rank, int size)
     double compute = executor.compute_seconds();
     double compute_total = 0;
     PMPI_Reduce(&compute, &compute_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
+    std::vector<uint64_t> io_all(2 * static_cast<size_t>(size), 0);
+    PMPI_Gather(io_local, 2, MPI_UINT64_T, io_all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    files.reset();
+    remove_sandbox(sandbox, options, rank);
 
     int status = 0;
     if (rank == 0) {
@@ -267,6 +362,11 @@ int run(int argc, char** argv, int rank, int size)
         report.unpaired_receives = total[3 * ops + 1];
         report.fallback_messages = total[3 * ops + 2];
         report.mode = mode.mode == replay::ReplayMode::causal ? "causal" : "paired";
+        report.io_dir = sandbox.directory;
+        for (int r = 0; r < size; ++r) {
+            report.bytes_read.push_back(io_all[2 * static_cast<size_t>(r)]);
+            report.bytes_written.push_back(io_all[2 * static_cast<size_t>(r) + 1]);
+        }
         report.mode_reason = mode.reason;
         std::fprintf(stderr, "h-replay: replay %.6f s, traced %.6f s, difference %+.1f%%%s\n", report.replay_seconds,
                      report.traced_seconds, 100.0 * report.relative_difference(),
@@ -288,7 +388,8 @@ int run(int argc, char** argv, int rank, int size)
                      std::to_string(report.not_replayed[op]);
         }
         if (skipped > 0) {
-            std::fprintf(stderr, "h-replay: %llu calls not replayed (no topology or unknown communicator):%s\n",
+            std::fprintf(stderr, "h-replay: %llu calls not replayed (no topology, unknown communicator, or file "
+                         "I/O in a simulation):%s\n",
                          static_cast<unsigned long long>(skipped), names.c_str());
         }
         if (!options.report_json.empty()) {

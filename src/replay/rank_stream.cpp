@@ -245,6 +245,9 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
     case OperationKind::one_sided:
         if (taking_part) one_sided(e, me);
         break;
+    case OperationKind::io:
+        if (taking_part) io(e, me);
+        break;
     case OperationKind::comm_create:
         if (taking_part) create(e, participants, comms, me);
         break;

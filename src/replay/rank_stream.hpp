@@ -36,6 +36,7 @@ enum class ItemKind : uint8_t {
     incoming,     // call: a send another rank (or this one) aims at this rank, as that rank issues it
     withdrawn,    // an incoming message whose send the sender cancelled (its cancel won): nothing to do
     one_sided,    // call: a one-sided call, ready (creating a request for Rput and its kin)
+    io,           // call: an MPI-IO call, ready
 };
 
 // A communicator as one rank knows it, to turn a relative peer into a world rank later. The members
@@ -128,6 +129,8 @@ private:
     void window_collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
                            size_t me);
     void one_sided(const Event& e, size_t me);
+    // MPI-IO (io_stream.cpp).
+    void io(const Event& e, size_t me);
     void not_replayed(const Event& e, bool creates_request);
     Item& add(ItemKind kind, const Event& e);
 

@@ -201,6 +201,11 @@ private:
             sink_(call);
             return;
         }
+        case ItemKind::io:
+            // Collective I/O waits for every rank of the file's communicator, like a collective.
+            if (is_collective_io(item.call.op) && !causal()) complete_fallbacks();
+            sink_(item.call);
+            return;
         case ItemKind::create_comm:
         case ItemKind::free_comm: {
             if (!causal()) complete_fallbacks();

@@ -64,6 +64,9 @@ enum class CallKind : uint8_t {
     one_sided,   // `op` on window `window`: to or from `peer` (`bytes` at the origin, `target_bytes` at
                  // the target, `recv_bytes` of a result), or its synchronization (`assertion`,
                  // `lock_type`, `group`); window creation, free and fence are collectives
+    io,          // MPI-IO `op` on file `file` (opened on `comm` as `path`, with `amode`): `bytes` written
+                 // or `recv_bytes` read at `offset` (bytes from the view's start), a seek (`offset`,
+                 // `whence`), a size (`file_size`) or a view (`view_disp`)
 };
 
 struct ScheduledCall {
@@ -93,6 +96,13 @@ struct ScheduledCall {
     int64_t assertion = 0;                // one-sided synchronization
     int64_t lock_type = 0;                //   (kLockExclusive, kLockShared)
     std::vector<int32_t> group;           // Win_post, Win_start: ranks of the window's communicator
+    int64_t file = -1;                    // io: this rank's file id
+    std::string path;                     //   File_open, File_delete: the file's name on this rank
+    int64_t amode = 0;                    //   File_open (kFileMode* bits)
+    int64_t offset = 0;                   //   bytes from the view's displacement
+    int64_t whence = 0;                   //   kSeekSet, kSeekCur, kSeekEnd
+    int64_t file_size = 0;
+    int64_t view_disp = 0;
     double seconds = 0;                   // compute
     const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
 

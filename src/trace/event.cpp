@@ -11,6 +11,7 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set", "cancelled_set",
     "synchronous", "cancelled_peer", "cancelled_tag", "cancelled_comm",
     "remote_leader", "window", "target_bytes", "assertion", "lock_type",
+    "file", "file_name", "amode", "offset", "whence", "file_size", "view_disp",
 };
 
 }  // namespace
@@ -31,7 +32,8 @@ bool role_is_categorical(Role role)
 {
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
            role == Role::root || role == Role::synchronous || role == Role::cancelled_comm ||
-           role == Role::remote_leader || role == Role::window || role == Role::assertion || role == Role::lock_type;
+           role == Role::remote_leader || role == Role::window || role == Role::assertion || role == Role::lock_type ||
+           role == Role::file || role == Role::file_name || role == Role::amode || role == Role::whence;
 }
 
 void TimeStats::add(double seconds)

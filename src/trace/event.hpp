@@ -6,6 +6,7 @@
 #include "trace/value.hpp"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -43,8 +44,15 @@ enum class Role : uint8_t {
     target_bytes,  // one-sided: bytes at the target (target count x type size)
     assertion,     // one-sided synchronization's assert argument
     lock_type,     // MPI_Win_lock: kLockExclusive or kLockShared
+    file,          // MPI-IO: file id (like window ids: the lowest one the rank has not open)
+    file_name,     // MPI-IO: the file's name, by its key in the header's file names (a pattern where the rank is in it)
+    amode,         // MPI_File_open's access mode (MPI's bits, as kFileMode* below)
+    offset,        // MPI-IO: an explicit offset or a seek's, in bytes from the view's displacement
+    whence,        // MPI_File_seek: kSeekSet, kSeekCur or kSeekEnd
+    file_size,     // MPI_File_set_size, _preallocate, _get_size: bytes
+    view_disp,     // MPI_File_set_view: the displacement in bytes
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::lock_type) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::view_disp) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
@@ -58,6 +66,11 @@ inline constexpr int64_t kProcNull = -2;
 inline constexpr int64_t kRootSelf = -3;  // MPI_ROOT on an intercommunicator
 inline constexpr int64_t kAnyTag = -1;
 inline constexpr int64_t kNoComm = -1;
+// MPI-IO's access modes and seek origins, kept the same across MPI libraries.
+inline constexpr int64_t kFileModeReadOnly = 1, kFileModeReadWrite = 2, kFileModeWriteOnly = 4, kFileModeCreate = 8,
+                         kFileModeExcl = 16, kFileModeDeleteOnClose = 32, kFileModeUniqueOpen = 64,
+                         kFileModeSequential = 128, kFileModeAppend = 256;
+inline constexpr int64_t kSeekSet = 0, kSeekCur = 1, kSeekEnd = 2;
 inline constexpr int64_t kWorldComm = 0;  // MPI_COMM_WORLD's id (MPI_COMM_SELF's is 1)
 inline constexpr int64_t kLockExclusive = 1;
 inline constexpr int64_t kLockShared = 2;
@@ -144,6 +157,9 @@ struct TraceHeader {
     std::string command_line;
     int64_t start_time = 0;      // seconds since the epoch
     double traced_seconds = 0;   // MPI_Init to MPI_Finalize, slowest rank
+    // The names of the files the job opened or deleted, by the key events name them with: a name
+    // with the rank in it is one pattern for all ranks (trace/file_names.hpp).
+    std::map<int64_t, std::string> file_names;
     bool operator==(const TraceHeader&) const = default;
 };
 

@@ -106,10 +106,21 @@ bool is_window_collective(Op op)
                           Op::Win_free, Op::Win_fence});
 }
 
+bool is_collective_io(Op op)
+{
+    if (operation_kind(op) != OperationKind::io) return false;
+    if (is_one_of(op, {Op::File_open, Op::File_close, Op::File_set_size, Op::File_preallocate, Op::File_set_view,
+                       Op::File_sync, Op::File_seek_shared})) {
+        return true;
+    }
+    const std::string_view name = operation_name(op);
+    return name.find("_all") != std::string_view::npos || name.find("_ordered") != std::string_view::npos;
+}
+
 bool is_collective_or_creation(Op op)
 {
     const OperationKind kind = operation_kind(op);
-    return kind == OperationKind::collective || kind == OperationKind::comm_create;
+    return kind == OperationKind::collective || kind == OperationKind::comm_create || is_collective_io(op);
 }
 
 }  // namespace htrace

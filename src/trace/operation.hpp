@@ -11,7 +11,7 @@ namespace htrace {
 
 enum class OperationKind : uint8_t {
     init, finalize, send, recv, sendrecv, probe, completion, collective, comm_create, comm_free, one_sided, opaque,
-    persistent_init, start, request_free, cancel,
+    persistent_init, start, request_free, cancel, io,
 };
 
 enum class Op : uint16_t {
@@ -40,8 +40,11 @@ bool is_neighbor_collective(Op op);
 
 // Collectives on a window: its creation, its free and MPI_Win_fence.
 bool is_window_collective(Op op);
-// Collectives and communicator creations: every member of the communicator takes part in the same
-// instance.
+// MPI-IO calls that every rank of the file's communicator makes together: opening, closing, views,
+// sizes, syncs, the shared file pointer's seek, and collective reads and writes.
+bool is_collective_io(Op op);
+// Collectives, communicator creations and collective MPI-IO: every member of the communicator takes
+// part in the same instance.
 bool is_collective_or_creation(Op op);
 
 }  // namespace htrace

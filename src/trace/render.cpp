@@ -63,13 +63,26 @@ std::string render_time(const TimeStats& t)
     return " compute=" + format_double(t.mean) + "s(n=" + std::to_string(t.count) + ")";
 }
 
-void render_sequence(std::ostringstream& out, const Sequence& seq, int depth)
+std::string json_string(std::string_view s);
+
+// A file name one for all its ranks shows as its pattern, in quotes.
+using FileNames = std::map<int64_t, std::string>;
+std::string render_param(const Param& p, const FileNames& file_names)
+{
+    if (p.role == Role::file_name && p.value.is_exact()) {
+        const auto found = file_names.find(p.value.exact());
+        if (found != file_names.end()) return json_string(found->second);
+    }
+    return render_value(p.value, p.role);
+}
+
+void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, const FileNames& file_names)
 {
     const std::string indent(static_cast<size_t>(depth) * 2, ' ');
     for (const auto& node : seq) {
         if (node.is_loop()) {
             out << indent << "loop " << render_value(node.loop().iterations, Role::requests) << " {\n";
-            render_sequence(out, node.loop().body, depth + 1);
+            render_sequence(out, node.loop().body, depth + 1, file_names);
             out << indent << "}\n";
             continue;
         }
@@ -77,7 +90,7 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth)
         char sig[24];
         std::snprintf(sig, sizeof sig, "%016" PRIx64, e.signature);
         out << indent << operation_name(e.op) << " @" << sig << " ranks=" << e.ranks.to_string();
-        for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_value(p.value, p.role);
+        for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_param(p, file_names);
         out << render_time(e.compute) << '\n';
     }
 }
@@ -205,8 +218,10 @@ std::string render_text(const Trace& trace)
         << "mpi " << h.mpi_library << "\n"
         << "command " << h.command_line << "\n"
         << "started " << format_start(h.start_time) << "\n"
-        << "traced_seconds " << format_double(h.traced_seconds) << "\n\n";
-    render_sequence(out, trace.body, 0);
+        << "traced_seconds " << format_double(h.traced_seconds) << "\n";
+    for (const auto& [key, name] : h.file_names) out << "file_name " << key << " " << name << "\n";
+    out << "\n";
+    render_sequence(out, trace.body, 0, h.file_names);
     return out.str();
 }
 
@@ -218,7 +233,12 @@ std::string render_json(const Trace& trace)
         << ", \"rebalance\": " << h.histogram.rebalance_interval << ", \"seed\": " << h.seed
         << ", \"mpi\": " << json_string(h.mpi_library) << ", \"command\": " << json_string(h.command_line)
         << ", \"start_time\": " << h.start_time << ", \"traced_seconds\": " << format_double(h.traced_seconds)
-        << ", \"body\": ";
+        << ", \"file_names\": {";
+    for (auto it = h.file_names.begin(); it != h.file_names.end(); ++it) {
+        out << (it == h.file_names.begin() ? "" : ", ") << json_string(std::to_string(it->first)) << ": "
+            << json_string(it->second);
+    }
+    out << "}, \"body\": ";
     json_sequence(out, trace.body);
     out << "}\n";
     return out.str();
@@ -312,6 +332,7 @@ std::string_view kind_name(OperationKind kind)
     case OperationKind::start: return "start";
     case OperationKind::request_free: return "request_free";
     case OperationKind::cancel: return "cancel";
+    case OperationKind::io: return "io";
     }
     return "unknown";
 }

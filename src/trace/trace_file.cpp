@@ -319,6 +319,11 @@ void write_header(Encoder& out, const TraceHeader& h)
     out.text(h.command_line);
     out.signed_int(h.start_time);
     out.real(h.traced_seconds);
+    out.unsigned_int(h.file_names.size());
+    for (const auto& [key, name] : h.file_names) {
+        out.signed_int(key);
+        out.text(name);
+    }
 }
 
 // The modelled operation codes of this build: a trace is only understood by a build whose table
@@ -566,6 +571,11 @@ TraceHeader read_header(Decoder& in)
     h.command_line = in.text();
     h.start_time = in.signed_int();
     h.traced_seconds = in.real();
+    const uint64_t files = in.unsigned_int();
+    for (uint64_t i = 0; i < files && in.ok(); ++i) {
+        const int64_t key = in.signed_int();
+        h.file_names[key] = in.text();
+    }
     return h;
 }
 

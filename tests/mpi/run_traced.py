@@ -91,6 +91,10 @@ def parse_arguments(argv):
                              "exactness is what merging gives up: check_calls.py compares job-wide totals only")
     parser.add_argument("--check-folding", action="store_true",
                         help="also run check_folding.py: the cycles the program reports must fold into one loop")
+    parser.add_argument("--check-io-files", action="store_true",
+                        help="the program writes files (in its directory, or named '../<its directory's name>.*'): "
+                             "the replay must make files of the same sizes, all inside its sandbox, and touch "
+                             "nothing outside it")
     args = parser.parse_args(options)
     if args.check_precision and args.no_precision_model:
         parser.error("--check-precision and --no-precision-model exclude each other")
@@ -127,6 +131,30 @@ def run(command, extra_env, cwd, timeout):
 
 def program_output(stdout):
     return [line for line in stdout.splitlines() if not MPIRUN_LINE.match(line)]
+
+
+# What the harness itself puts in the scratch directory, not the program.
+HARNESS_FILES = ("calls", "trace.h", "untraced-trace.h", "output.txt", "replayed.h", "replay.json", "replay-io")
+
+
+def program_files(scratch):
+    """{path: size} of the files the program wrote: in the scratch directory (relative paths), and
+    beside it under names that start with the scratch directory's own ('../<name>.*': names that try
+    to leave a replay's sandbox, which replay keeps inside it as '<name>.*')."""
+    files = {}
+    for path in scratch.rglob("*"):
+        relative = path.relative_to(scratch)
+        if path.is_file() and relative.parts[0] not in HARNESS_FILES:
+            files[str(relative)] = path.stat().st_size
+    for path in scratch.parent.glob(scratch.name + ".*"):
+        files[path.name] = path.stat().st_size
+    return files
+
+
+def outside_state(scratch):
+    """What replay must leave alone outside its sandbox: the files beside the scratch directory that
+    the program wrote, with their sizes and modification times."""
+    return {path.name: (path.stat().st_size, path.stat().st_mtime_ns) for path in scratch.parent.glob(scratch.name + ".*")}
 
 
 def run_case(args, mpirun, scratch):
@@ -191,11 +219,30 @@ def run_case(args, mpirun, scratch):
                           "entry per communicator",
                   [here / "check_rank_values.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
                    "--ranks", args.np])
+    written = program_files(scratch) if args.check_io_files else {}
     if args.h_replay:
-        check_replay(args, prefix, scratch, trace, log_dir, failed)
+        check_replay(args, prefix, scratch, trace, log_dir, failed, written)
     if failed:
         raise TestFailure(f"{len(failed)} check(s) failed (their output is above):\n" +
                           "\n".join(f"  - {failure}" for failure in failed))
+
+
+def check_io_files(scratch, sandbox, written, outside_before, precision, failed):
+    """The replay's files: at precision 100 the program's, of the same sizes; at any precision all
+    inside the sandbox, with nothing outside it changed."""
+    made = {}
+    for path in sandbox.rglob("*"):
+        if path.is_file():
+            made[str(path.relative_to(sandbox))] = path.stat().st_size
+    print(f"io files: the program wrote {len(written)}, the replay {len(made)} in {sandbox.name}", flush=True)
+    if precision == 100 and made != written:
+        lines = [f"  {name}: program {written.get(name, 'none')}, replay {made.get(name, 'none')}"
+                 for name in sorted(set(made) | set(written)) if made.get(name) != written.get(name)]
+        failed.append("io files: the replay's files are not the program's, by name and size:\n" + "\n".join(lines))
+    outside_after = outside_state(scratch)
+    if outside_after != outside_before:
+        failed.append(f"io files: the replay changed files outside its sandbox: before {outside_before}, "
+                      f"after {outside_after}")
 
 
 def run_check(failed, failure, command):
@@ -209,13 +256,17 @@ def run_check(failed, failure, command):
                       f"{': cannot compare' if status == 2 else ''})")
 
 
-def check_replay(args, prefix, scratch, trace, log_dir, failed):
+def check_replay(args, prefix, scratch, trace, log_dir, failed, written):
     """Replays `trace` under the tracer, lossless, and checks the replay (check_replay.py, and at
-    precision 100 check_sequence.py on the replay's trace)."""
+    precision 100 check_sequence.py on the replay's trace; with --check-io-files, the files it made
+    against `written`, the program's)."""
     replayed = scratch / "replayed.h"
     report = scratch / "replay.json"
+    sandbox = scratch / "replay-io"
+    io_options = ["--io-dir", str(sandbox), "--keep-io"] if args.check_io_files else []
+    outside_before = outside_state(scratch)
     command = prefix + [os.path.abspath(args.h_trace), os.path.abspath(args.h_replay), "--report-json", str(report),
-                        str(trace)]
+                        *io_options, str(trace)]
     try:
         status, stdout, stderr = run(command, {"HTRACE_FILE": str(replayed), "MERGE_PRECISION": "100"}, scratch,
                                      args.timeout)
@@ -226,6 +277,8 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed):
     if status != 0 or not replayed.is_file() or not report.is_file():
         failed.append(f"replay: h-replay failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
         return
+    if args.check_io_files:
+        check_io_files(scratch, sandbox, written, outside_before, args.precision, failed)
     h_dump = os.path.abspath(args.h_dump)
     here = pathlib.Path(__file__).resolve().parent
     run_check(failed, "replay: the replay does not re-enact the program's communication",
@@ -247,6 +300,10 @@ def run_in_scratch(prefix, keep, case):
     except TestFailure as failure:
         print(f"FAIL: {failure}\n(scratch directory kept: {scratch})", flush=True)
         return 1
+    finally:
+        # Files a program wrote beside its directory (--check-io-files) go with it.
+        for path in scratch.parent.glob(scratch.name + ".*"):
+            path.unlink(missing_ok=True)
     if keep:
         print(f"scratch directory kept: {scratch}")
     else:

@@ -22,6 +22,7 @@ Trace sample_trace()
     t.header.command_line = "./app --size 100";
     t.header.start_time = 1'790'000'000;
     t.header.traced_seconds = 12.5;
+    t.header.file_names = {{17, "ckpt_{rank:04}.dat"}, {123456789, "input/mesh.h5"}};
 
     Event per_rank = test::call('s', 8, 0);
     per_rank.ranks = RankList::from_sorted({0, 1, 2, 3, 4, 5, 6, 7});
@@ -46,6 +47,12 @@ Trace sample_trace()
     Loop inner{Value(counts), {Node{histogram_event}}};
     t.body.push_back(test::loop(100, {Node{per_rank}, Node{inner}, Node{opaque}}));
     t.body.push_back(Node{test::collective('b', 0, Op::Allreduce)});
+    Event write = test::call('w', 4096, 0, Op::File_write_at_all);
+    write.ranks = per_rank.ranks;
+    write.params = {{Role::comm, Value(int64_t{0})}, {Role::file, Value(int64_t{0})},
+                    {Role::offset, Value(std::vector<PerRankValue>{{0, per_rank.ranks, 4096}})},
+                    {Role::bytes, Value(int64_t{4096})}};
+    t.body.push_back(Node{write});
     return t;
 }
 

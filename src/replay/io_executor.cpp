@@ -1,0 +1,185 @@
+#include "replay/io_executor.hpp"
+
+#include "replay/sandbox.hpp"
+#include "trace/event.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <stdexcept>
+#include <vector>
+
+namespace htrace::replay {
+namespace {
+
+int mpi_amode(int64_t amode)
+{
+    int out = 0;
+    const std::pair<int64_t, int> bits[] = {
+        {kFileModeReadOnly, MPI_MODE_RDONLY},   {kFileModeReadWrite, MPI_MODE_RDWR},
+        {kFileModeWriteOnly, MPI_MODE_WRONLY},  {kFileModeCreate, MPI_MODE_CREATE},
+        {kFileModeExcl, MPI_MODE_EXCL},         {kFileModeDeleteOnClose, MPI_MODE_DELETE_ON_CLOSE},
+        {kFileModeUniqueOpen, MPI_MODE_UNIQUE_OPEN}, {kFileModeSequential, MPI_MODE_SEQUENTIAL},
+        {kFileModeAppend, MPI_MODE_APPEND},
+    };
+    for (const auto& [portable, mpi] : bits) {
+        if (amode & portable) out |= mpi;
+    }
+    // Exclusive creation would fail where a rank of an earlier replay left the file: replay
+    // creates, whatever the file's past.
+    return out & ~MPI_MODE_EXCL;
+}
+
+int mpi_whence(int64_t whence)
+{
+    if (whence == kSeekCur) return MPI_SEEK_CUR;
+    if (whence == kSeekEnd) return MPI_SEEK_END;
+    return MPI_SEEK_SET;
+}
+
+int as_count(int64_t bytes)
+{
+    if (bytes > INT_MAX) throw std::runtime_error("an I/O call of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
+    return static_cast<int>(std::max<int64_t>(0, bytes));
+}
+
+}  // namespace
+
+void Files::extend_to(const std::string& path, int64_t bytes)
+{
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW, 0644);
+    if (fd < 0) return;
+    ::flock(fd, LOCK_EX);  // ranks extending at once: the longest wins
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && st.st_size < bytes) {
+        if (::ftruncate(fd, bytes) != 0) { /* the read then reads less: not an error of replay */ }
+    }
+    ::flock(fd, LOCK_UN);
+    ::close(fd);
+}
+
+void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer)
+{
+    const Op op = call.op;
+    if (op == Op::File_open) {
+        const std::string path = sandboxed_path(sandbox_, call.path);
+        // A file the application only read: an empty one, which reads extend as far as they reach.
+        if (!(call.amode & kFileModeCreate)) extend_to(path, 0);
+        Open file;
+        file.path = path;
+        if (MPI_File_open(comm, path.c_str(), mpi_amode(call.amode), MPI_INFO_NULL, &file.fh) == MPI_SUCCESS) {
+            files_[call.file] = file;
+        }
+        return;
+    }
+    if (op == Op::File_delete) {
+        MPI_File_delete(sandboxed_path(sandbox_, call.path).c_str(), MPI_INFO_NULL);
+        return;
+    }
+    const auto found = files_.find(call.file);
+    if (found == files_.end()) return;  // its open failed
+    Open& file = found->second;
+    switch (op) {
+    case Op::File_close:
+        MPI_File_close(&file.fh);
+        files_.erase(found);
+        return;
+    case Op::File_set_size:
+        MPI_File_set_size(file.fh, call.file_size);
+        return;
+    case Op::File_preallocate:
+        MPI_File_preallocate(file.fh, call.file_size);
+        return;
+    case Op::File_get_size: {
+        MPI_Offset size = 0;
+        MPI_File_get_size(file.fh, &size);
+        return;
+    }
+    case Op::File_set_view:
+        file.disp = call.view_disp;
+        MPI_File_set_view(file.fh, call.view_disp, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+        return;
+    case Op::File_seek:
+        MPI_File_seek(file.fh, call.offset, mpi_whence(call.whence));
+        return;
+    case Op::File_seek_shared:
+        MPI_File_seek_shared(file.fh, call.offset, mpi_whence(call.whence));
+        return;
+    case Op::File_sync:
+        MPI_File_sync(file.fh);
+        return;
+    default:
+        break;
+    }
+    if (operation_name(op).find("_read") != std::string_view::npos) {
+        read(call, file, buffer);
+    } else {
+        write(call, file, buffer);
+    }
+}
+
+void Files::read(const ScheduledCall& call, Open& file, char* buffer)
+{
+    const Op op = call.op;
+    const int count = as_count(call.recv_bytes);
+    const int64_t offset = std::max<int64_t>(0, call.offset);
+    // How far this read reaches, where the rank alone says.
+    int64_t end = -1;
+    MPI_Offset position = 0;
+    MPI_Offset byte = 0;
+    if (is_one_of(op, {Op::File_read_at, Op::File_read_at_all, Op::File_read_at_all_begin})) {
+        end = file.disp + offset + count;
+    } else if (is_one_of(op, {Op::File_read, Op::File_read_all, Op::File_read_all_begin})) {
+        MPI_File_get_position(file.fh, &position);
+        MPI_File_get_byte_offset(file.fh, position, &byte);
+        end = byte + count;
+    } else if (op == Op::File_read_shared) {
+        MPI_File_get_position_shared(file.fh, &position);
+        MPI_File_get_byte_offset(file.fh, position, &byte);
+        end = byte + count;
+    }
+    if (end > 0) extend_to(file.path, end);
+    switch (op) {
+    case Op::File_read_at: MPI_File_read_at(file.fh, offset, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_read_at_all: MPI_File_read_at_all(file.fh, offset, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_read: MPI_File_read(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_read_all: MPI_File_read_all(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_read_shared: MPI_File_read_shared(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_read_ordered: MPI_File_read_ordered(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_read_at_all_begin: MPI_File_read_at_all_begin(file.fh, offset, buffer, count, MPI_BYTE); break;
+    case Op::File_read_all_begin: MPI_File_read_all_begin(file.fh, buffer, count, MPI_BYTE); break;
+    case Op::File_read_ordered_begin: MPI_File_read_ordered_begin(file.fh, buffer, count, MPI_BYTE); break;
+    case Op::File_read_at_all_end: MPI_File_read_at_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    case Op::File_read_all_end: MPI_File_read_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    case Op::File_read_ordered_end: MPI_File_read_ordered_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    default: return;
+    }
+    read_ += static_cast<uint64_t>(count);
+}
+
+void Files::write(const ScheduledCall& call, Open& file, char* buffer)
+{
+    const int count = as_count(call.bytes);
+    const int64_t offset = std::max<int64_t>(0, call.offset);
+    switch (call.op) {
+    case Op::File_write_at: MPI_File_write_at(file.fh, offset, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_write_at_all: MPI_File_write_at_all(file.fh, offset, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_write: MPI_File_write(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_write_all: MPI_File_write_all(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_write_shared: MPI_File_write_shared(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_write_ordered: MPI_File_write_ordered(file.fh, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
+    case Op::File_write_at_all_begin: MPI_File_write_at_all_begin(file.fh, offset, buffer, count, MPI_BYTE); break;
+    case Op::File_write_all_begin: MPI_File_write_all_begin(file.fh, buffer, count, MPI_BYTE); break;
+    case Op::File_write_ordered_begin: MPI_File_write_ordered_begin(file.fh, buffer, count, MPI_BYTE); break;
+    case Op::File_write_at_all_end: MPI_File_write_at_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    case Op::File_write_all_end: MPI_File_write_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    case Op::File_write_ordered_end: MPI_File_write_ordered_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    default: return;
+    }
+    written_ += static_cast<uint64_t>(count);
+}
+
+}  // namespace htrace::replay

@@ -1,0 +1,123 @@
+/* A checkpointing code's I/O: every timestep each rank writes its block of a shared file at an offset
+ * that follows its rank (MPI_File_write_at_all), with a view of MPI_INT; at the end it reads its last
+ * block back (MPI_File_read_at) and checks it, writes a trailer with its own file pointer (seek,
+ * MPI_File_write_all) and one with the shared pointer (MPI_File_write_ordered), syncs, and checks the
+ * file's size; then every rank writes a file of its own (ckpt.<rank>.dat, zero-padded to 4 digits:
+ * on MPI_COMM_SELF) with MPI_File_write and a split collective read of the shared file, and deletes
+ * a scratch file of its own.
+ * Files go to the current directory; with `escape`, each rank's own file goes to its parent instead
+ * ("../<this directory's name>.ckpt.<rank>.dat"), as a name that replay must keep inside its sandbox.
+ *
+ * Usage: checkpoint [STEPS] [BLOCK_INTS] [escape]    (defaults 4 and 256) */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "logged_start.h"
+
+/* A call on a file: no peers, `bytes` moved. */
+static void log_io(const char *function, long long bytes)
+{
+    log_call(function, bytes);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    logged_start(&argc, &argv, &rank, &size);
+    const int steps = argc > 1 ? atoi(argv[1]) : 4;
+    const int block = argc > 2 ? atoi(argv[2]) : 256;
+    const int escape = argc > 3 && strcmp(argv[3], "escape") == 0;
+    const long long block_bytes = (long long)block * sizeof(int);
+    int *data = malloc((size_t)block * sizeof(int));
+    int failures = 0;
+
+    MPI_File shared;
+    MPI_File_open(MPI_COMM_WORLD, "shared.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &shared);
+    log_io("MPI_File_open", 0);
+    MPI_File_set_view(shared, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL);
+    log_io("MPI_File_set_view", 0);
+    for (int step = 0; step < steps; ++step) {
+        for (int i = 0; i < block; ++i)
+            data[i] = step * 1000000 + rank * 1000 + i;
+        const MPI_Offset at = ((MPI_Offset)step * size + rank) * block; /* in ints: the view's etype */
+        MPI_File_write_at_all(shared, at, data, block, MPI_INT, MPI_STATUS_IGNORE);
+        log_io("MPI_File_write_at_all", block_bytes);
+    }
+    const MPI_Offset last = ((MPI_Offset)(steps - 1) * size + rank) * block;
+    MPI_Status status;
+    MPI_File_read_at(shared, last, data, block, MPI_INT, &status);
+    log_io("MPI_File_read_at", block_bytes);
+    for (int i = 0; i < block; ++i)
+        failures += data[i] != (steps - 1) * 1000000 + rank * 1000 + i;
+
+    /* Trailers after the timesteps: one int per rank with the individual pointer, then one more per
+     * rank in rank order with the shared pointer. */
+    MPI_File_seek(shared, (MPI_Offset)steps * size * block + rank, MPI_SEEK_SET);
+    log_io("MPI_File_seek", 0);
+    MPI_File_write_all(shared, &rank, 1, MPI_INT, MPI_STATUS_IGNORE);
+    log_io("MPI_File_write_all", sizeof(int));
+    MPI_File_seek_shared(shared, (MPI_Offset)steps * size * block + size, MPI_SEEK_SET);
+    log_io("MPI_File_seek_shared", 0);
+    MPI_File_write_ordered(shared, &rank, 1, MPI_INT, MPI_STATUS_IGNORE);
+    log_io("MPI_File_write_ordered", sizeof(int));
+    MPI_File_sync(shared);
+    log_io("MPI_File_sync", 0);
+    MPI_Offset file_size;
+    MPI_File_get_size(shared, &file_size);
+    log_io("MPI_File_get_size", 0);
+    const MPI_Offset expected = ((MPI_Offset)steps * size * block + 2 * size) * (MPI_Offset)sizeof(int);
+    failures += file_size != expected;
+
+    /* A split collective read of the first timestep's block. */
+    MPI_File_read_at_all_begin(shared, (MPI_Offset)rank * block, data, block, MPI_INT);
+    log_io("MPI_File_read_at_all_begin", block_bytes);
+    MPI_File_read_at_all_end(shared, data, MPI_STATUS_IGNORE);
+    log_io("MPI_File_read_at_all_end", 0);
+    failures += data[0] != rank * 1000;
+    MPI_File_close(&shared);
+    log_io("MPI_File_close", 0);
+
+    /* A file of each rank's own, and a scratch file deleted at once. */
+    char name[4200];
+    char here[4096] = ".";
+    if (escape && getcwd(here, sizeof here) == NULL)
+        return 2;
+    const char *base = strrchr(here, '/');
+    if (escape)
+        snprintf(name, sizeof name, "../%s.ckpt.%04d.dat", base ? base + 1 : here, rank);
+    else
+        snprintf(name, sizeof name, "ckpt.%04d.dat", rank);
+    MPI_File own;
+    MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &own);
+    log_io("MPI_File_open", 0);
+    for (int step = 0; step < steps; ++step) {
+        MPI_File_write(own, data, block, MPI_INT, MPI_STATUS_IGNORE);
+        log_io("MPI_File_write", block_bytes);
+    }
+    MPI_File_set_size(own, (MPI_Offset)steps * block_bytes + rank);
+    log_io("MPI_File_set_size", 0);
+    MPI_File_close(&own);
+    log_io("MPI_File_close", 0);
+    snprintf(name, sizeof name, "scratch-%d", rank);
+    MPI_File scratch;
+    MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &scratch);
+    log_io("MPI_File_open", 0);
+    MPI_File_close(&scratch);
+    log_io("MPI_File_close", 0);
+    MPI_File_delete(name, MPI_INFO_NULL);
+    log_io("MPI_File_delete", 0);
+
+    int all_failures = 0;
+    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    log_call("MPI_Allreduce", sizeof(int));
+    if (rank == 0)
+        printf("checkpoint: %d steps of %d ints on %d ranks, %lld bytes in the shared file, %d failures\n", steps,
+               block, size, (long long)file_size, all_failures);
+    free(data);
+    MPI_Finalize();
+    log_call("MPI_Finalize", 0);
+    return all_failures == 0 ? 0 : 1;
+}
