@@ -100,8 +100,9 @@ def call_cost(build, repetitions=15, source="call_cost.c", output="call_cost", a
 def io(build):
     """Issue 10: trace bytes of the checkpoint program vs. ranks, and the added cost per MPI-IO call."""
     rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for ranks in (2, 4, 8, 16, 32, 64):
+    for ranks in (2, 4, 8, 16, 32, 64):
+        # A directory per run: the program checks its shared file's size, which an earlier run's would spoil.
+        with tempfile.TemporaryDirectory() as scratch:
             size, _ = traced_bytes(build, "checkpoint", ["10", "1024"], ranks, 100, scratch)
             events = sum(1 for line in subprocess.run([str(build / "src/trace/h-dump"),
                                                        str(pathlib.Path(scratch) / f"checkpoint-{ranks}-100.h")],

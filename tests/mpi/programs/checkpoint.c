@@ -46,6 +46,9 @@ int main(int argc, char **argv)
         MPI_File_write_at_all(shared, at, data, block, MPI_INT, MPI_STATUS_IGNORE);
         log_io("MPI_File_write_at_all", block_bytes);
     }
+    /* Collective writes go through aggregator ranks: sync before reading back. */
+    MPI_File_sync(shared);
+    log_io("MPI_File_sync", 0);
     const MPI_Offset last = ((MPI_Offset)(steps - 1) * size + rank) * block;
     MPI_Status status;
     MPI_File_read_at(shared, last, data, block, MPI_INT, &status);
