@@ -260,9 +260,9 @@ FUNCTIONS = [
 
     # MPI-IO. A file is opened and closed by every rank of its communicator; reads and writes move
     # `count` x `datatype` at an explicit offset (`_at`), the rank's own file pointer or the shared
-    # one, alone or collectively (`_all`, `_ordered`, split into `_begin`/`_end`). Offsets are in
-    # units of the view's etype, as MPI takes them. Non-blocking reads and writes (`iread` ...) are
-    # recorded by name only for now.
+    # one, alone or collectively (`_all`, `_ordered`, split into `_begin`/`_end`), blocking or not
+    # (`i` prefix: a request that completion calls complete). Offsets are in units of the view's
+    # etype, as MPI takes them.
     *[(name, "io", params) for name, params in [
         ("File_open", COMM + ", const char *filename:filename, int amode:amode, MPI_Info info, MPI_File *fh:newfile"),
         ("File_close", "MPI_File *fh:freefile"),
@@ -277,6 +277,10 @@ FUNCTIONS = [
         ("File_sync", FILE),
         *[(f"File_{verb}_at{all_}", FILE + ", MPI_Offset offset:offset, " + (WRITE_BUF if verb == "write" else READ_BUF) +
            ", MPI_Status *status:status") for verb in ("read", "write") for all_ in ("", "_all")],
+        *[(f"File_i{verb}_at{all_}", FILE + ", MPI_Offset offset:offset, " + (WRITE_BUF if verb == "write" else READ_BUF) +
+           ", " + REQ) for verb in ("read", "write") for all_ in ("", "_all")],
+        *[(f"File_i{verb}{how}", FILE + ", " + (WRITE_BUF if verb == "write" else READ_BUF) + ", " + REQ)
+          for verb in ("read", "write") for how in ("", "_all", "_shared")],
         *[(f"File_{verb}{how}", FILE + ", " + (WRITE_BUF if verb == "write" else READ_BUF) +
            ", MPI_Status *status:status") for verb in ("read", "write") for how in ("", "_all", "_shared", "_ordered")],
         *[(f"File_{verb}_at_all_begin", FILE + ", MPI_Offset offset:offset, " + (WRITE_BUF if verb == "write" else READ_BUF))

@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace htrace::capture {
@@ -176,6 +177,7 @@ private:
     };
     std::vector<File> files_;
     File* file(MPI_File fh);
+    std::unordered_set<MPI_Request> io_requests_;  // pending requests of non-blocking MPI-IO
     // The names this rank opened or deleted, by their key (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names_;
     // Scratch of add_completion.
@@ -556,6 +558,10 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
         return;
     }
     if (kind == OperationKind::io) {
+        if (rc == MPI_SUCCESS && (present & arg::request)) {
+            pending_requests_.created(args.request);
+            io_requests_.insert(args.request);
+        }
         add_io(call, args, present, rc);
         return;
     }
@@ -939,7 +945,8 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
         const MPI_Request request = args.requests[request_index];
         if (request == MPI_REQUEST_NULL) return;  // inactive before the call: nothing completed
         completed_requests_.push_back(request);
-        if (status == nullptr) return;
+        // A file request's status says nothing of cancels (MPI-IO may leave that field as it was).
+        if (status == nullptr || io_requests_.erase(request) > 0) return;
         int cancelled = 0;
         PMPI_Test_cancelled(status, &cancelled);
         if (cancelled) cancelled_.push_back(completed_requests_.size() - 1);

@@ -154,7 +154,8 @@ void Executor::issue_call(const ScheduledCall& call)
             return;
         }
         const int64_t bytes = std::max(call.bytes, call.recv_bytes);
-        files_->issue(call, call.op == Op::File_open ? comm(call.comm) : MPI_COMM_NULL, send_.at_least(bytes));
+        files_->issue(call, call.op == Op::File_open ? comm(call.comm) : MPI_COMM_NULL, send_.at_least(bytes),
+                      call.request != 0 ? new_request(call.request) : nullptr);
         count(call.op, bytes);
         return;
     }

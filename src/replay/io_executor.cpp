@@ -61,8 +61,9 @@ void Files::extend_to(const std::string& path, int64_t bytes)
     ::close(fd);
 }
 
-void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer)
+void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Request* request)
 {
+    if (request != nullptr) *request = MPI_REQUEST_NULL;  // a call not issued: its completion finds none
     const Op op = call.op;
     if (op == Op::File_open) {
         const std::string path = sandboxed_path(sandbox_, call.path);
@@ -80,7 +81,7 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer)
         return;
     }
     const auto found = files_.find(call.file);
-    if (found == files_.end()) return;  // its open failed
+    if (found == files_.end()) return;  // its open failed: a request stays empty
     Open& file = found->second;
     switch (op) {
     case Op::File_close:
@@ -114,14 +115,14 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer)
     default:
         break;
     }
-    if (operation_name(op).find("_read") != std::string_view::npos) {
-        read(call, file, buffer);
+    if (operation_name(op).find("read") != std::string_view::npos) {  // read, iread; no write has it
+        read(call, file, buffer, request);
     } else {
-        write(call, file, buffer);
+        write(call, file, buffer, request);
     }
 }
 
-void Files::read(const ScheduledCall& call, Open& file, char* buffer)
+void Files::read(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request)
 {
     const Op op = call.op;
     const int count = as_count(call.recv_bytes);
@@ -130,13 +131,15 @@ void Files::read(const ScheduledCall& call, Open& file, char* buffer)
     int64_t end = -1;
     MPI_Offset position = 0;
     MPI_Offset byte = 0;
-    if (is_one_of(op, {Op::File_read_at, Op::File_read_at_all, Op::File_read_at_all_begin})) {
+    if (is_one_of(op, {Op::File_read_at, Op::File_read_at_all, Op::File_read_at_all_begin, Op::File_iread_at,
+                       Op::File_iread_at_all})) {
         end = file.disp + offset + count;
-    } else if (is_one_of(op, {Op::File_read, Op::File_read_all, Op::File_read_all_begin})) {
+    } else if (is_one_of(op, {Op::File_read, Op::File_read_all, Op::File_read_all_begin, Op::File_iread,
+                              Op::File_iread_all})) {
         MPI_File_get_position(file.fh, &position);
         MPI_File_get_byte_offset(file.fh, position, &byte);
         end = byte + count;
-    } else if (op == Op::File_read_shared) {
+    } else if (op == Op::File_read_shared || op == Op::File_iread_shared) {
         MPI_File_get_position_shared(file.fh, &position);
         MPI_File_get_byte_offset(file.fh, position, &byte);
         end = byte + count;
@@ -155,12 +158,17 @@ void Files::read(const ScheduledCall& call, Open& file, char* buffer)
     case Op::File_read_at_all_end: MPI_File_read_at_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
     case Op::File_read_all_end: MPI_File_read_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
     case Op::File_read_ordered_end: MPI_File_read_ordered_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    case Op::File_iread_at: MPI_File_iread_at(file.fh, offset, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iread_at_all: MPI_File_iread_at_all(file.fh, offset, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iread: MPI_File_iread(file.fh, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iread_all: MPI_File_iread_all(file.fh, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iread_shared: MPI_File_iread_shared(file.fh, buffer, count, MPI_BYTE, request); break;
     default: return;
     }
     read_ += static_cast<uint64_t>(count);
 }
 
-void Files::write(const ScheduledCall& call, Open& file, char* buffer)
+void Files::write(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request)
 {
     const int count = as_count(call.bytes);
     const int64_t offset = std::max<int64_t>(0, call.offset);
@@ -177,6 +185,11 @@ void Files::write(const ScheduledCall& call, Open& file, char* buffer)
     case Op::File_write_at_all_end: MPI_File_write_at_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
     case Op::File_write_all_end: MPI_File_write_all_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
     case Op::File_write_ordered_end: MPI_File_write_ordered_end(file.fh, buffer, MPI_STATUS_IGNORE); break;
+    case Op::File_iwrite_at: MPI_File_iwrite_at(file.fh, offset, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iwrite_at_all: MPI_File_iwrite_at_all(file.fh, offset, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iwrite: MPI_File_iwrite(file.fh, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iwrite_all: MPI_File_iwrite_all(file.fh, buffer, count, MPI_BYTE, request); break;
+    case Op::File_iwrite_shared: MPI_File_iwrite_shared(file.fh, buffer, count, MPI_BYTE, request); break;
     default: return;
     }
     written_ += static_cast<uint64_t>(count);

@@ -20,8 +20,9 @@ public:
     Files(const Files&) = delete;
     Files& operator=(const Files&) = delete;
 
-    // `buffer` holds at least the call's bytes; `comm` is the call's communicator (File_open).
-    void issue(const ScheduledCall& call, MPI_Comm comm, char* buffer);
+    // `buffer` holds at least the call's bytes; `comm` is the call's communicator (File_open);
+    // `request` receives the request of MPI_File_iwrite and its kin.
+    void issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Request* request);
 
     uint64_t bytes_read() const { return read_; }
     uint64_t bytes_written() const { return written_; }
@@ -32,8 +33,8 @@ private:
         std::string path;
         int64_t disp = 0;  // the view's displacement
     };
-    void read(const ScheduledCall& call, Open& file, char* buffer);
-    void write(const ScheduledCall& call, Open& file, char* buffer);
+    void read(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request);
+    void write(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request);
     // Reads of a file the application only read need it as long as they reach: replay makes it so.
     static void extend_to(const std::string& path, int64_t bytes);
 

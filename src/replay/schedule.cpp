@@ -201,11 +201,17 @@ private:
             sink_(call);
             return;
         }
-        case ItemKind::io:
+        case ItemKind::io: {
             // Collective I/O waits for every rank of the file's communicator, like a collective.
             if (is_collective_io(item.call.op) && !causal()) complete_fallbacks();
-            sink_(item.call);
+            ScheduledCall call = item.call;
+            if (item.creates_request) {  // MPI_File_iwrite and its kin
+                call.request = new_request();
+                pending_.add({call.request, false, false});
+            }
+            sink_(call);
             return;
+        }
         case ItemKind::create_comm:
         case ItemKind::free_comm: {
             if (!causal()) complete_fallbacks();

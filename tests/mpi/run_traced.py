@@ -36,6 +36,7 @@ failure (or with --keep) so its logs and trace can be looked at.
 
 import argparse
 import difflib
+import json
 import os
 import pathlib
 import re
@@ -245,6 +246,21 @@ def check_io_files(scratch, sandbox, written, outside_before, precision, failed)
                       f"after {outside_after}")
 
 
+def check_io_bytes(log_dir, report, ranks, failed):
+    """At precision 100 the replay reads and writes, per rank, the bytes the program's MPI-IO calls
+    logged (their names say which: every read has 'read' in it, no write has)."""
+    logged = {"bytes_read": [0] * ranks, "bytes_written": [0] * ranks}
+    for rank in range(ranks):
+        for line in (log_dir / f"rank.{rank}").read_text().splitlines():
+            function, bytes_moved = line.split()[:2]
+            if function.startswith("MPI_File_"):
+                logged["bytes_read" if "read" in function else "bytes_written"][rank] += int(bytes_moved)
+    replayed = json.loads(report.read_text())["io"]
+    for key, values in logged.items():
+        if replayed[key] != values:
+            failed.append(f"io bytes: the replay's {key} per rank {replayed[key]}, the program's {values}")
+
+
 def run_check(failed, failure, command):
     """Runs one check script (a Python file and its arguments); on a non-zero exit status, adds
     `failure` and that status to `failed`."""
@@ -279,6 +295,8 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed, written):
         return
     if args.check_io_files:
         check_io_files(scratch, sandbox, written, outside_before, args.precision, failed)
+        if args.precision == 100:
+            check_io_bytes(log_dir, report, args.np, failed)
     h_dump = os.path.abspath(args.h_dump)
     here = pathlib.Path(__file__).resolve().parent
     run_check(failed, "replay: the replay does not re-enact the program's communication",

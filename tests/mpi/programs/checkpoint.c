@@ -2,9 +2,10 @@
  * that follows its rank (MPI_File_write_at_all), with a view of MPI_INT; at the end it reads its last
  * block back (MPI_File_read_at) and checks it, writes a trailer with its own file pointer (seek,
  * MPI_File_write_all) and one with the shared pointer (MPI_File_write_ordered), syncs, and checks the
- * file's size; then every rank writes a file of its own (ckpt.<rank>.dat, zero-padded to 4 digits:
- * on MPI_COMM_SELF) with MPI_File_write and a split collective read of the shared file, and deletes
- * a scratch file of its own.
+ * file's size; reads its first block again with a split collective read and with MPI_File_iread_at;
+ * then every rank writes a file of its own (ckpt.<rank>.dat, zero-padded to 4 digits: on
+ * MPI_COMM_SELF) with MPI_File_write and MPI_File_iwrite in turn, and deletes a scratch file of its
+ * own.
  * Files go to the current directory; with `escape`, each rank's own file goes to its parent instead
  * ("../<this directory's name>.ckpt.<rank>.dat"), as a name that replay must keep inside its sandbox.
  *
@@ -80,6 +81,13 @@ int main(int argc, char **argv)
     MPI_File_read_at_all_end(shared, data, MPI_STATUS_IGNORE);
     log_io("MPI_File_read_at_all_end", 0);
     failures += data[0] != rank * 1000;
+    /* The same, non-blocking, with a rank's own read. */
+    MPI_Request request;
+    MPI_File_iread_at(shared, (MPI_Offset)rank * block, data, block, MPI_INT, &request);
+    log_io("MPI_File_iread_at", block_bytes);
+    MPI_Wait(&request, MPI_STATUS_IGNORE);
+    log_completion("MPI_Wait", 1);
+    failures += data[1] != rank * 1000 + 1;
     MPI_File_close(&shared);
     log_io("MPI_File_close", 0);
 
@@ -97,8 +105,15 @@ int main(int argc, char **argv)
     MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &own);
     log_io("MPI_File_open", 0);
     for (int step = 0; step < steps; ++step) {
-        MPI_File_write(own, data, block, MPI_INT, MPI_STATUS_IGNORE);
-        log_io("MPI_File_write", block_bytes);
+        if (step % 2 == 0) {
+            MPI_File_write(own, data, block, MPI_INT, MPI_STATUS_IGNORE);
+            log_io("MPI_File_write", block_bytes);
+        } else {
+            MPI_File_iwrite(own, data, block, MPI_INT, &request);
+            log_io("MPI_File_iwrite", block_bytes);
+            MPI_Wait(&request, MPI_STATUS_IGNORE);
+            log_completion("MPI_Wait", 1);
+        }
     }
     MPI_File_set_size(own, (MPI_Offset)steps * block_bytes + rank);
     log_io("MPI_File_set_size", 0);
