@@ -67,6 +67,11 @@ int main(int argc, char **argv)
     log_io("MPI_File_seek_shared", 0);
     MPI_File_write_ordered(shared, &rank, 1, MPI_INT, MPI_STATUS_IGNORE);
     log_io("MPI_File_write_ordered", sizeof(int));
+    /* Every rank's trailers in the file before any rank asks for its size: MPI's sync-barrier-sync. */
+    MPI_File_sync(shared);
+    log_io("MPI_File_sync", 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+    log_call("MPI_Barrier", 0);
     MPI_File_sync(shared);
     log_io("MPI_File_sync", 0);
     MPI_Offset file_size;

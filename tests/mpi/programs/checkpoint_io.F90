@@ -68,7 +68,11 @@ program checkpoint_io
   call log_call('MPI_File_seek', 0)
   call MPI_File_write_all(shared, rank, 1, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
   call log_call('MPI_File_write_all', 4)
-  ! Collective: every rank's trailer is in the file before any rank asks for its size.
+  ! Every rank's trailer in the file before any rank asks for its size: MPI's sync-barrier-sync.
+  call MPI_File_sync(shared, ierr)
+  call log_call('MPI_File_sync', 0)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call log_call('MPI_Barrier', 0)
   call MPI_File_sync(shared, ierr)
   call log_call('MPI_File_sync', 0)
   call MPI_File_get_size(shared, file_size, ierr)
