@@ -27,7 +27,7 @@ void RankStream::io(const Event& e, size_t me)
             break;
         }
         case Role::amode: call.amode = *v; break;
-        case Role::offset: call.offset = std::max<int64_t>(0, *v); break;
+        case Role::offset: call.offset = *v; break;  // a seek's may be negative (MPI_SEEK_CUR, _END)
         case Role::whence: call.whence = *v; break;
         case Role::file_size: call.file_size = std::max<int64_t>(0, *v); break;
         case Role::view_disp: call.view_disp = std::max<int64_t>(0, *v); break;
