@@ -946,7 +946,9 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
         if (request == MPI_REQUEST_NULL) return;  // inactive before the call: nothing completed
         completed_requests_.push_back(request);
         // A file request's status says nothing of cancels (MPI-IO may leave that field as it was).
-        if (status == nullptr || io_requests_.erase(request) > 0) return;
+        // (Empty unless the program does non-blocking MPI-IO: no hashing on every completion.)
+        if (!io_requests_.empty() && io_requests_.erase(request) > 0) return;
+        if (status == nullptr) return;
         int cancelled = 0;
         PMPI_Test_cancelled(status, &cancelled);
         if (cancelled) cancelled_.push_back(completed_requests_.size() - 1);

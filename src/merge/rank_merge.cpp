@@ -752,23 +752,26 @@ public:
     }
 
 private:
-    // The members of the communicator `rank` names `id`; null where no creation in sight says.
-    const std::vector<Rank>* members(Rank rank, int64_t id)
+    // The communicator `rank` names `id`, and its members (null where no creation in sight says).
+    std::pair<uint64_t, const std::vector<Rank>*> communicator(Rank rank, int64_t id)
     {
-        if (id == kWorldComm) return &world_;
-        return tracker_.members(tracker_.on(rank, id).communicator);
+        const uint64_t which = tracker_.on(rank, id).communicator;
+        return {which, id == kWorldComm ? &world_ : tracker_.members(which)};
     }
 
+    // Each communicator of an event once: its members are the same for all its participants.
     bool whole(const Event& e)
     {
         if (!is_collective(e)) return true;
         const Value* comm = e.find(Role::comm);
         if (comm == nullptr || comm->is_histogram()) return true;
+        std::set<uint64_t> checked;
         for (Rank r : e.ranks.expand()) {
             const auto id = comm->value_for(r);
             if (!id) continue;
-            if (const auto* all = members(r, *id)) {
-                for (Rank m : *all) {
+            const auto [which, members] = communicator(r, *id);
+            if (members != nullptr && checked.insert(which).second) {
+                for (Rank m : *members) {
                     if (!e.ranks.contains(m)) return false;
                 }
             }
@@ -781,14 +784,16 @@ private:
     {
         if (loop.iterations.is_per_rank()) {
             bool alike = true;
+            std::set<uint64_t> checked;
             any_event(loop.body, [&](const Event& e) {
                 const Value* comm = e.find(Role::comm);
                 if (!is_collective(e) || comm == nullptr) return false;
                 for (Rank r : e.ranks.expand()) {
                     const auto id = comm->value_for(r);
-                    const auto* all = id ? members(r, *id) : nullptr;
-                    if (all == nullptr) continue;
-                    for (Rank m : *all) alike = alike && loop.iterations.value_for(m) == loop.iterations.value_for(r);
+                    if (!id) continue;
+                    const auto [which, members] = communicator(r, *id);
+                    if (members == nullptr || !checked.insert(which).second) continue;
+                    for (Rank m : *members) alike = alike && loop.iterations.value_for(m) == loop.iterations.value_for(r);
                 }
                 return !alike;
             });
@@ -806,8 +811,16 @@ private:
 Sequence merge_ranks(Sequence a, Sequence b, const MergeRule& rule, bool job_cancels)
 {
     const bool share = may_merge_iterations(Value(1), Value(0), rule) && !job_cancels;
-    const RankList ranks = collect_participants(a).unite(collect_participants(b));
     MergeContext context{rule, Across::ranks, 0, share};
+    // Merging again with exact counts changes something only where a loop holds a collective.
+    const auto loop_around_collective = [](const Sequence& seq) {
+        return std::any_of(seq.begin(), seq.end(),
+                           [](const Node& n) { return n.is_loop() && contains_collective(n.loop().body); });
+    };
+    if (!loop_around_collective(a) && !loop_around_collective(b)) {
+        return merge_aligned(std::move(a), std::move(b), 1, 1, context);
+    }
+    const RankList ranks = collect_participants(a).unite(collect_participants(b));
     Sequence merged = merge_aligned(a, b, 1, 1, context);
     if (WholenessCheck(ranks).whole(merged)) return merged;
     // Counts merged where they should not have: align loops around collectives only where their
