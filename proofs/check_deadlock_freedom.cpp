@@ -305,7 +305,8 @@ std::vector<sim::Action> actions_of(const Schedule& schedule)
         case CallKind::free_comm:
             a.kind = sim::Action::Kind::free_comm;
             break;
-        case CallKind::one_sided: continue;  // the simulated programs make none
+        case CallKind::one_sided:
+        case CallKind::io: continue;  // the simulated programs make none
         }
         if (call.request != 0) created[call.request] = actions.size();
         actions.push_back(std::move(a));

@@ -4,24 +4,24 @@
 
 namespace htrace {
 
-HistogramSampler::Round& HistogramSampler::round_of(const Histogram& histogram)
+HistogramSampler::Round& HistogramSampler::round_of(const Histogram& histogram, std::uint64_t site)
 {
-    auto known = known_.find(&histogram);
+    auto known = known_.find({&histogram, site});
     if (known != known_.end()) return *known->second;
-    std::vector<std::int64_t> key;
+    std::vector<std::int64_t> key{static_cast<std::int64_t>(site)};
     for (const auto& bin : histogram.bins()) {
         key.push_back(static_cast<std::int64_t>(bin.count));
         key.push_back(bin.min);
         key.push_back(bin.max);
     }
     Round& round = rounds_[key];
-    known_.emplace(&histogram, &round);
+    known_.emplace(std::pair{&histogram, site}, &round);
     return round;
 }
 
-std::int64_t HistogramSampler::draw(const Histogram& histogram)
+std::int64_t HistogramSampler::draw(const Histogram& histogram, std::uint64_t site)
 {
-    Round& round = round_of(histogram);
+    Round& round = round_of(histogram, site);
     if (round.total == 0) {
         round.left.clear();
         for (const auto& bin : histogram.bins()) {

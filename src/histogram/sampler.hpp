@@ -4,8 +4,11 @@
 // A replay that meets a histogram as often as the traced run did therefore re-enacts exactly the
 // recorded values, so totals (messages, iterations, bytes) come out as recorded, where independent
 // draws would only match them on average. The order is Boost.Random's: the same on every rank.
-// Equal histograms share one pool: a loop the merge unrolled leaves a copy in every iteration, and
-// together the copies hand out the recorded values once.
+// Equal histograms of one site share one pool: a loop the merge unrolled leaves a copy in every
+// iteration, and together the copies hand out the recorded values once. The site (the caller's key
+// of the call and the role the value plays) keeps apart histograms that are equal by chance, such as
+// the counts of a loop of sends and of its matching loop of receives: sharing a pool, each would get
+// a random part of the other's values, and totals would no longer hold.
 
 #include "histogram/histogram.hpp"
 
@@ -13,7 +16,7 @@
 
 #include <cstdint>
 #include <map>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace htrace {
@@ -22,8 +25,9 @@ class HistogramSampler {
 public:
     explicit HistogramSampler(std::uint64_t seed) : engine_(seed) {}
 
-    // The histogram must outlive the sampler (its address is remembered).
-    std::int64_t draw(const Histogram& histogram);
+    // The histogram must outlive the sampler (its address is remembered). `site` must be the same
+    // on every rank for the same histogram of the trace.
+    std::int64_t draw(const Histogram& histogram, std::uint64_t site);
 
 private:
     struct Round {
@@ -31,11 +35,11 @@ private:
         std::uint64_t total = 0;
     };
 
-    Round& round_of(const Histogram& histogram);
+    Round& round_of(const Histogram& histogram, std::uint64_t site);
 
     boost::random::mt19937_64 engine_;
-    std::map<std::vector<std::int64_t>, Round> rounds_;  // by the bins' counts and ranges
-    std::unordered_map<const Histogram*, Round*> known_;
+    std::map<std::vector<std::int64_t>, Round> rounds_;  // by the site, the bins' counts and ranges
+    std::map<std::pair<const Histogram*, std::uint64_t>, Round*> known_;
 };
 
 }  // namespace htrace

@@ -166,7 +166,10 @@ void RankStream::draw_all(const Event& e, const std::vector<Rank>& participants)
     if (!any) return;
     for (size_t i = 0; i < participants.size(); ++i) {
         for (size_t k = 0; k < e.params.size(); ++k) {
-            if (e.params[k].value.is_histogram()) drawn_[i * e.params.size() + k] = draws_.draw(e.params[k].value.histogram());
+            const Param& param = e.params[k];
+            if (param.value.is_histogram()) {
+                drawn_[i * e.params.size() + k] = draws_.draw(param.value.histogram(), draw_site(e, param.role));
+            }
         }
     }
 }

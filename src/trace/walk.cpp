@@ -1,10 +1,29 @@
 #include "trace/walk.hpp"
 
+#include "trace/hash.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
 
 namespace htrace {
+
+uint64_t draw_site(const Event& event, Role role)
+{
+    return mix64(event.signature ^ mix64(static_cast<uint64_t>(role) + 1));
+}
+
+uint64_t draw_site(const Loop& loop)
+{
+    uint64_t depth = 1;
+    const Sequence* body = &loop.body;
+    while (!body->empty() && body->front().is_loop()) {
+        body = &body->front().loop().body;
+        ++depth;
+    }
+    const uint64_t first = body->empty() ? 0 : body->front().event().signature;
+    return mix64(first ^ mix64(depth + kRoleCount + 1));
+}
 
 CommunicatorTable::CommunicatorTable(int32_t world_size)
     : by_rank_(static_cast<size_t>(std::max(world_size, 0))), remote_by_rank_(by_rank_.size())
@@ -266,13 +285,14 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     } else if (loop.iterations.is_exact()) {
         frame.iterations = loop.iterations.exact();
     } else if (loop.iterations.is_histogram() && needs_one_count(loop)) {
-        frame.iterations = draws_->draw(loop.iterations.histogram());
+        frame.iterations = draws_->draw(loop.iterations.histogram(), draw_site(loop));
     } else {
         frame.counts.assign(frame.active.size(), 0);
         if (loop.iterations.is_histogram()) {
+            const uint64_t site = draw_site(loop);
             for (Rank r : participants_of(loop)) {
                 if (static_cast<size_t>(r) < frame.active.size() && frame.active[static_cast<size_t>(r)]) {
-                    frame.counts[static_cast<size_t>(r)] = draws_->draw(loop.iterations.histogram());
+                    frame.counts[static_cast<size_t>(r)] = draws_->draw(loop.iterations.histogram(), site);
                 }
             }
         } else {

@@ -65,6 +65,11 @@ private:
     std::map<int64_t, OpenGroup> open_groups_;
 };
 
+// Where a drawn value comes from, the same on every rank, for HistogramSampler::draw: a role of an
+// event, or the count of a loop (told apart by the first event inside it and how deeply it nests).
+uint64_t draw_site(const Event& event, Role role);
+uint64_t draw_site(const Loop& loop);
+
 // One event instance as the walk meets it: the event, its participants that are active there
 // (ascending world ranks), and how many calls the visit stands for (1, except inside a loop whose
 // count is a histogram when the walk does not draw: its body is visited once, standing for the

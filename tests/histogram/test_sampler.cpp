@@ -26,22 +26,22 @@ TEST_CASE("drawing as many values as a histogram counted hands out exactly the r
     HistogramSampler sampler(7);
     for (int round = 0; round < 3; ++round) {
         std::map<int64_t, uint64_t> drawn;
-        for (uint64_t i = 0; i < h.count(); ++i) ++drawn[sampler.draw(h)];
+        for (uint64_t i = 0; i < h.count(); ++i) ++drawn[sampler.draw(h, 1)];
         CHECK(drawn == recorded);
     }
 }
 
-TEST_CASE("equal histograms share one pool of values, different ones do not")
+TEST_CASE("equal histograms of one site share one pool of values, different ones do not")
 {
     const Histogram a = histogram_of({{1, 2}, {5, 2}});
     const Histogram copy = a;
     const Histogram other = histogram_of({{1, 2}, {6, 2}});
     HistogramSampler sampler(3);
     std::map<int64_t, uint64_t> drawn;
-    for (int i = 0; i < 2; ++i) ++drawn[sampler.draw(a)];
-    for (int i = 0; i < 2; ++i) ++drawn[sampler.draw(copy)];
+    for (int i = 0; i < 2; ++i) ++drawn[sampler.draw(a, 1)];
+    for (int i = 0; i < 2; ++i) ++drawn[sampler.draw(copy, 1)];
     CHECK(drawn == std::map<int64_t, uint64_t>{{1, 2}, {5, 2}});
-    CHECK((sampler.draw(other) == 1 || sampler.draw(other) == 6));
+    CHECK((sampler.draw(other, 1) == 1 || sampler.draw(other, 1) == 6));
 }
 
 TEST_CASE("the same seed draws the same sequence and another seed another one")
@@ -50,9 +50,26 @@ TEST_CASE("the same seed draws the same sequence and another seed another one")
     auto sequence = [&](uint64_t seed) {
         HistogramSampler sampler(seed);
         std::vector<int64_t> out;
-        for (int i = 0; i < 100; ++i) out.push_back(sampler.draw(h));
+        for (int i = 0; i < 100; ++i) out.push_back(sampler.draw(h, 1));
         return out;
     };
     CHECK(sequence(1) == sequence(1));
     CHECK(sequence(1) != sequence(2));
+}
+
+TEST_CASE("equal histograms of different sites draw from pools of their own")
+{
+    // Ten values each, as a loop of sends and its matching loop of receives might record: drawn
+    // alternately, each site must still hand out exactly its own recorded values.
+    const std::map<int64_t, uint64_t> recorded = {{0, 4}, {3, 3}, {9, 2}, {14, 1}};
+    const Histogram sends = histogram_of(recorded);
+    const Histogram receives = histogram_of(recorded);
+    HistogramSampler sampler(11);
+    std::map<int64_t, uint64_t> sent, received;
+    for (uint64_t i = 0; i < sends.count(); ++i) {
+        ++sent[sampler.draw(sends, 1)];
+        ++received[sampler.draw(receives, 2)];
+    }
+    CHECK(sent == recorded);
+    CHECK(received == recorded);
 }

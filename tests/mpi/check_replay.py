@@ -16,11 +16,11 @@ same collectives (operation, communicator members, root, bytes, in order) and on
 cannot replay (neighbour collectives: the trace has no topology) and are left out of the comparison.
 
 Below precision 100 values were drawn from histograms: their total bytes must be within 5% of the
-program's (logged in DIR), and the number of messages within 1% of the program's: a loop count merged
-from some iterations but not others can be met more or fewer times than it counted. At precision 0,
-within 2%: there calls that do not align become loops whose count (0 or more) is drawn, nested in
-loops whose counts are drawn too, so a call site is not visited exactly as often as the program
-called it, only as often on average (amr at 4 ranks, four replay seeds: -1.7% to +0.6%).
+program's (logged in DIR), and the number of messages within 1% of the program's. Replay hands out
+each histogram's recorded values without replacement, so a histogram met as often as it counted gives
+back exactly the program's values; a loop count merged from some iterations but not others can still
+be met more or fewer times than it counted (at precision 0, counts drawn in loops whose counts are
+drawn too; the worst seen, convergence at 9 ranks and precision 95, +0.33%).
 
 Exit status: 0 when the replay passes, 1 when it does not, 2 when the comparison cannot be made.
 """
@@ -40,8 +40,7 @@ NOT_REPLAYABLE = {f"MPI_{prefix}eighbor_{name}" for prefix in ("N", "In")
 SEND_FUNCTIONS = {"MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend",
                   "MPI_Irsend"}
 BYTES_TOLERANCE = 0.05
-MESSAGES_TOLERANCE_BETWEEN = 0.01  # for 0 < precision < 100
-MESSAGES_TOLERANCE_AT_0 = 0.02
+MESSAGES_TOLERANCE = 0.01
 MAX_DIFFERENCES_SHOWN = 20
 
 
@@ -154,14 +153,14 @@ def logged_sends(log_dir, ranks):
     return len(sends), sum(call.bytes for call in sends)
 
 
-def check_volume(log_dir, ranks, replayed, precision):
+def check_volume(log_dir, ranks, replayed):
     want_messages, want_bytes = logged_sends(log_dir, ranks)
     got = [params for calls in replayed.values() for kind, _, params in calls if kind == "send"]
     got_messages, got_bytes = len(got), sum(int(params["bytes"]) for params in got)
     print(f"messages: program {want_messages}, replay {got_messages}; bytes: program {want_bytes}, "
           f"replay {got_bytes}")
     differences = []
-    allowed = (MESSAGES_TOLERANCE_AT_0 if precision == 0 else MESSAGES_TOLERANCE_BETWEEN) * want_messages
+    allowed = MESSAGES_TOLERANCE * want_messages
     if abs(got_messages - want_messages) > allowed:
         differences.append(f"the replay sent {got_messages} messages, the program {want_messages}")
     if abs(got_bytes - want_bytes) > BYTES_TOLERANCE * want_bytes:
@@ -193,7 +192,7 @@ def main():
         else:
             if args.log_dir is None or args.ranks is None:
                 raise CannotCompare("below precision 100 the program's logs (--log-dir, --ranks) are needed")
-            differences += check_volume(args.log_dir, args.ranks, replayed, args.precision)
+            differences += check_volume(args.log_dir, args.ranks, replayed)
     except (CannotCompare, OSError, ValueError, KeyError) as error:
         print(f"check_replay.py: cannot compare: {error}")
         return 2
