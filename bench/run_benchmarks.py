@@ -19,7 +19,7 @@
                                                       trace bytes of every shipped program at precision 100 and 0
                                                       vs. ranks, beside xz -9 of the per-rank call sequences
     run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
-    run_benchmarks.py io [--build DIR]                checkpoint trace bytes vs ranks; added time per MPI-IO call
+    run_benchmarks.py io [--build DIR]                I/O programs' trace bytes vs ranks; added time per I/O call
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -97,24 +97,33 @@ def call_cost(build, repetitions=15, source="call_cost.c", output="call_cost", a
               f"| {statistics.median(added):.0f} | {min(added):.0f}..{max(added):.0f} |")
 
 
+# The I/O programs (tests/mpi/programs) and their arguments for issue 10's trace bytes.
+IO_PROGRAMS = [("checkpoint", ["10", "1024"]), ("posix_output", ["10", "1000"]), ("posix_input", ["512", "4"])]
+
+
 def io(build):
-    """Issue 10: trace bytes of the checkpoint program vs. ranks, and the added cost per MPI-IO call."""
+    """Issue 10: trace bytes and I/O events of the I/O programs vs. ranks, and the added cost per
+    MPI-IO and per POSIX I/O call."""
+    sys.path.insert(0, str(ROOT / "tests" / "mpi"))
+    from io_functions import IO_EVENT  # the I/O events of a dump, as the tests count them
     rows = []
-    for ranks in (2, 4, 8, 16, 32, 64):
-        # A directory per run: the program checks its shared file's size, which an earlier run's would spoil.
-        with tempfile.TemporaryDirectory() as scratch:
-            size, _ = traced_bytes(build, "checkpoint", ["10", "1024"], ranks, 100, scratch)
-            events = sum(1 for line in subprocess.run([str(build / "src/trace/h-dump"),
-                                                       str(pathlib.Path(scratch) / f"checkpoint-{ranks}-100.h")],
-                                                      capture_output=True, text=True, check=True).stdout.splitlines()
-                         if line.lstrip().startswith("MPI_File_"))
-            rows.append((ranks, size, events))
-    write_csv("io_trace_bytes", ["ranks", "bytes", "io_events"], rows)
-    print("| ranks | trace bytes | vs. 4 ranks | MPI-IO events |\n| --- | --- | --- | --- |")
-    base = next(size for ranks, size, _ in rows if ranks == 4)
-    for ranks, size, events in rows:
-        print(f"| {ranks} | {size} | {size / base:.3f}x | {events} |")
+    for program, args in IO_PROGRAMS:
+        for ranks in (2, 4, 8, 16, 32, 64):
+            # A directory per run: checkpoint checks its shared file's size, which an earlier run's would spoil.
+            with tempfile.TemporaryDirectory() as scratch:
+                size, _ = traced_bytes(build, program, args, ranks, 100, scratch)
+                dump = subprocess.run([str(build / "src/trace/h-dump"), str(pathlib.Path(scratch) / f"{program}-{ranks}-100.h")],
+                                      capture_output=True, text=True, check=True).stdout
+                rows.append((program, ranks, size, sum(1 for line in dump.splitlines() if IO_EVENT.match(line))))
+    write_csv("io_trace_bytes", ["program", "ranks", "bytes", "io_events"], rows)
+    print("| program | ranks | trace bytes | vs. 4 ranks | I/O events |\n| --- | --- | --- | --- | --- |")
+    for program, _ in IO_PROGRAMS:
+        base = next(size for name, ranks, size, _ in rows if name == program and ranks == 4)
+        for name, ranks, size, events in rows:
+            if name == program:
+                print(f"| {program} | {ranks} | {size} | {size / base:.3f}x | {events} |")
     call_cost(build, source="io_cost.c", output="io_call_cost", arguments=("20000", "5"))
+    call_cost(build, source="posix_io_cost.c", output="posix_io_call_cost", arguments=("20000", "5"))
 
 
 def merge_time(build, repetitions=5):

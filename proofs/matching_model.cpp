@@ -314,6 +314,7 @@ bool Model::advance(Rank rank)
     case CallKind::create_comm: return collective(rank, call);
     case CallKind::free_comm: return free_comm(rank, call);
     case CallKind::one_sided: return one_sided(rank, call);
+    case CallKind::io: return step(state);  // the generated programs make none; a rank's own if they did
     }
     fail(where({rank, state.pc}) + ": unknown call kind");
     return false;
@@ -856,6 +857,8 @@ std::string describe_call(const replay::ScheduledCall& call)
         return "free comm " + std::to_string(call.comm);
     case CallKind::one_sided:
         return name_of(call.op) + " on window " + std::to_string(call.window) + " to " + peer_text() + request_text();
+    case CallKind::io:
+        return name_of(call.op) + " on file " + std::to_string(call.file) + request_text();
     }
     return "unknown call";
 }

@@ -5,6 +5,7 @@
 #include "capture/signature.hpp"
 #include "trace/operation.hpp"
 
+#include <fcntl.h>
 #include <mpi.h>
 
 #include <cstdint>
@@ -80,6 +81,11 @@ struct CallArgs {
     MPI_Offset disp = 0;
     MPI_Datatype etype = MPI_DATATYPE_NULL;
     MPI_Datatype filetype = MPI_DATATYPE_NULL;
+    // POSIX I/O (capture/posix_io.cpp); filename, offset, whence and file_size as above.
+    int fd = -1;                // the descriptor used (a stream's), or the one an open made
+    int directory_fd = AT_FDCWD;  // openat's
+    int64_t transferred = 0;    // bytes read or written
+    int64_t access_mode = 0;    // an open's, as kFileMode* bits (trace/event.hpp)
 };
 
 // Where the application called the wrapper this expands in.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -52,6 +53,14 @@ ConfigResult read_config(const char* (*lookup)(const char*))
             return result;
         }
         result.config.histogram.rebalance_interval = static_cast<uint32_t>(value);
+    }
+    if (const char* p = lookup("HTRACE_IO_EXCLUDE")) {
+        std::string_view rest = p;
+        while (!rest.empty()) {
+            const size_t colon = std::min(rest.find(':'), rest.size());
+            if (colon > 0) result.config.io_excluded.emplace_back(rest.substr(0, colon));
+            rest.remove_prefix(std::min(colon + 1, rest.size()));
+        }
     }
     return result;
 }

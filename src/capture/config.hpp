@@ -1,9 +1,11 @@
 #pragma once
-// The tracer's environment: MERGE_PRECISION, HTRACE_FILE, HTRACE_BINS, HTRACE_REBALANCE.
+// The tracer's environment: MERGE_PRECISION, HTRACE_FILE, HTRACE_BINS, HTRACE_REBALANCE,
+// HTRACE_IO_EXCLUDE.
 
 #include "histogram/histogram.hpp"
 
 #include <string>
+#include <vector>
 
 namespace htrace::capture {
 
@@ -11,6 +13,7 @@ struct Config {
     int precision = 100;
     std::string file = "trace.h";
     HistogramConfig histogram;
+    std::vector<std::string> io_excluded;  // paths whose POSIX I/O is not recorded (colon-separated)
 };
 
 struct ConfigResult {

@@ -4,6 +4,7 @@
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
 #include "capture/fortran.hpp"
+#include "capture/posix_files.hpp"
 #include "capture/signature.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
@@ -41,6 +42,10 @@ uint64_t operation_args(Op op)
 std::atomic<bool> tracing{false};
 
 namespace {
+
+// POSIX I/O is recorded from the thread that started MPI: other threads' are the MPI library's own
+// (progress, process management) or interleave with the rank's calls in no order a trace can keep.
+thread_local bool started_mpi = false;
 
 constexpr size_t kOpaqueCount = 0
 #define HTRACE_OPAQUE(name) +1
@@ -178,6 +183,8 @@ private:
     std::vector<File> files_;
     File* file(MPI_File fh);
     std::unordered_set<MPI_Request> io_requests_;  // pending requests of non-blocking MPI-IO
+    PosixFiles posix_files_;
+    uint64_t posix_calls_ = 0;
     // The names this rank opened or deleted, by their key (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names_;
     // Scratch of add_completion.
@@ -415,6 +422,10 @@ void Tracer::start(double entered)
     started_ = calibration_ticks_;  // the traced time runs from MPI_Init's return
     last_exit_ = entered;
     start_time_ = static_cast<int64_t>(std::time(nullptr));
+    std::vector<std::string> io_excluded = config_.io_excluded;
+    io_excluded.push_back(config_.file);
+    posix_files_ = PosixFiles(io_excluded);
+    started_mpi = true;
     tracing.store(true);
 }
 
@@ -431,21 +442,31 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         stop(entered, site);
         return;
     }
+    if (is_posix_io(op) && !started_mpi) return;
     // Only an application that asked for MPI_THREAD_MULTIPLE pays for a lock.
     std::unique_lock lock(mutex_, std::defer_lock);
     if (threads_) lock.lock();
     if (!active()) return;
     RecordedCall call;
     call.op = op;
+    if (is_posix_io(op)) {
+        std::vector<int64_t> mpi_file_ids;
+        for (const auto& f : files_) mpi_file_ids.push_back(f.id);
+        if (!posix_files_.describe(call, args, rc, mpi_file_ids, file_names_, world_rank_)) return;
+    }
     call.signature = call_path_signature(site);
     call.compute_seconds = std::max(0.0, entered - last_exit_);
-    if (operation_kind(op) == OperationKind::start && rc == MPI_SUCCESS) {
+    if (is_posix_io(op)) {
+        folder_.append(call);
+        ++posix_calls_;
+    } else if (operation_kind(op) == OperationKind::start && rc == MPI_SUCCESS) {
         record_starts(call, args);
+        ++calls_;
     } else {
         describe(call, args, rc);
         folder_.append(call);
+        ++calls_;
     }
-    ++calls_;
     if (static_cast<size_t>(op) >= static_cast<size_t>(Op::first_opaque)) {
         type_sizes_.forget();
         const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
@@ -473,6 +494,8 @@ void Tracer::stop(double entered, CallSite site)
     double slowest = traced;
     PMPI_Reduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, own_comm_);
     std::vector<uint64_t> counts = opaque_calls_;
+    counts.push_back(posix_files_.unseen_calls());
+    counts.push_back(posix_calls_);
     counts.push_back(calls_);
     std::vector<uint64_t> totals(counts.size(), 0);
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
@@ -487,11 +510,14 @@ void Tracer::stop(double entered, CallSite site)
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) write_trace(std::move(*reduced.merged), std::move(file_names), slowest, merge_seconds);
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
+        const uint64_t posix = totals[totals.size() - 2];
+        const uint64_t unseen = totals[totals.size() - 3];
+        const size_t opaque_kinds = totals.size() - 3;
         uint64_t opaque = 0;
-        for (size_t i = 0; i + 1 < totals.size(); ++i) opaque += totals[i];
+        for (size_t i = 0; i < opaque_kinds; ++i) opaque += totals[i];
         if (opaque > 0) {
             std::fprintf(stderr, ", %llu of them by name only:", static_cast<unsigned long long>(opaque));
-            for (size_t i = 0; i + 1 < totals.size(); ++i) {
+            for (size_t i = 0; i < opaque_kinds; ++i) {
                 if (totals[i] == 0) continue;
                 const auto name = operation_name(opaque_operation(static_cast<uint32_t>(i)));
                 std::fprintf(stderr, " %.*s x%llu", static_cast<int>(name.size()), name.data(),
@@ -499,6 +525,13 @@ void Tracer::stop(double entered, CallSite site)
             }
         }
         std::fprintf(stderr, "\n");
+        if (posix > 0) std::fprintf(stderr, "h-trace: %llu POSIX I/O calls recorded\n", static_cast<unsigned long long>(posix));
+        if (unseen > 0) {
+            std::fprintf(stderr,
+                         "h-trace: %llu POSIX I/O calls on files opened before MPI_Init (or not by open, creat or "
+                         "fopen) not recorded\n",
+                         static_cast<unsigned long long>(unseen));
+        }
     }
     PMPI_Comm_free(&own_comm_);
 }
@@ -809,7 +842,7 @@ void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, 
         int64_t id = kNoComm;
         if (rc == MPI_SUCCESS) {
             std::erase_if(files_, [&](const File& f) { return f.fh == args.file; });  // a handle used again
-            std::vector<int64_t> used;
+            std::vector<int64_t> used = posix_files_.ids();  // both kinds of file share the ids
             for (const auto& f : files_) used.push_back(f.id);
             id = lowest_unused(std::move(used), 0);
             files_.push_back({args.file, id, comm, 1});

@@ -40,6 +40,31 @@ int mpi_whence(int64_t whence)
     return MPI_SEEK_SET;
 }
 
+int posix_whence(int64_t whence)
+{
+    if (whence == kSeekCur) return SEEK_CUR;
+    if (whence == kSeekEnd) return SEEK_END;
+    return SEEK_SET;
+}
+
+// Replay creates, whatever the file's past (exclusive creation is dropped, as for MPI-IO).
+int posix_flags(int64_t amode)
+{
+    int flags = (amode & kFileModeReadWrite) ? O_RDWR : (amode & kFileModeWriteOnly) ? O_WRONLY : O_RDONLY;
+    if (amode & kFileModeCreate) flags |= O_CREAT;
+    if (amode & kFileModeTruncate) flags |= O_TRUNC;
+    if (amode & kFileModeAppend) flags |= O_APPEND;
+    return flags | O_NOFOLLOW;
+}
+
+const char* stream_mode(int64_t amode)
+{
+    const bool both = (amode & kFileModeReadWrite) != 0;
+    if (amode & kFileModeAppend) return both ? "a+" : "a";
+    if (amode & kFileModeTruncate) return both ? "w+" : "w";
+    return both ? "r+" : "r";
+}
+
 int as_count(int64_t bytes)
 {
     if (bytes > INT_MAX) throw std::runtime_error("an I/O call of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
@@ -65,6 +90,10 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Re
 {
     if (request != nullptr) *request = MPI_REQUEST_NULL;  // a call not issued: its completion finds none
     const Op op = call.op;
+    if (is_posix_io(op)) {
+        posix(call, buffer);
+        return;
+    }
     if (op == Op::File_open) {
         const std::string path = sandboxed_path(sandbox_, call.path);
         // A file the application only read: an empty one, which reads extend as far as they reach.
@@ -119,6 +148,80 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Re
         read(call, file, buffer, request);
     } else {
         write(call, file, buffer, request);
+    }
+}
+
+void Files::open_posix(const ScheduledCall& call)
+{
+    const std::string path = sandboxed_path(sandbox_, call.path);
+    // A file the application only read: an empty one, which reads extend as far as they reach.
+    if (!(call.amode & kFileModeCreate)) extend_to(path, 0);
+    Open file;
+    file.path = path;
+    if (call.op == Op::posix_fopen) {
+        file.stream = std::fopen(path.c_str(), stream_mode(call.amode));
+        if (file.stream == nullptr) return;
+    } else {
+        file.fd = ::open(path.c_str(), posix_flags(call.amode), 0644);
+        if (file.fd < 0) return;
+    }
+    files_[call.file] = file;
+}
+
+// A stream's reads extend the file from where the stream stands; its buffer may hold an end of
+// file met before, which a file grown since must not hide.
+void Files::posix(const ScheduledCall& call, char* buffer)
+{
+    const Op op = call.op;
+    if (is_one_of(op, {Op::posix_open, Op::posix_openat, Op::posix_creat, Op::posix_fopen})) {
+        open_posix(call);
+        return;
+    }
+    const auto found = files_.find(call.file);
+    if (found == files_.end()) return;  // its open failed
+    Open& file = found->second;
+    const bool on_stream = is_one_of(op, {Op::posix_fread, Op::posix_fwrite, Op::posix_fseek, Op::posix_fflush});
+    if (on_stream && file.stream == nullptr) return;  // a damaged trace: a stream call on a descriptor
+    const int fd = file.stream ? fileno(file.stream) : file.fd;
+    const auto bytes = static_cast<size_t>(std::max<int64_t>(0, call.bytes));
+    const auto recv_bytes = static_cast<size_t>(std::max<int64_t>(0, call.recv_bytes));
+    const int64_t offset = std::max<int64_t>(0, call.offset);
+    auto done = [](auto result) { return result > 0 ? static_cast<uint64_t>(result) : 0; };
+    switch (op) {
+    case Op::posix_close:
+    case Op::posix_fclose:
+        if (file.stream) {
+            std::fclose(file.stream);
+        } else {
+            ::close(file.fd);
+        }
+        files_.erase(found);
+        return;
+    case Op::posix_read:
+        extend_to(file.path, ::lseek(fd, 0, SEEK_CUR) + static_cast<int64_t>(recv_bytes));
+        read_ += done(::read(fd, buffer, recv_bytes));
+        return;
+    case Op::posix_pread:
+        extend_to(file.path, offset + static_cast<int64_t>(recv_bytes));
+        read_ += done(::pread(fd, buffer, recv_bytes, offset));
+        return;
+    case Op::posix_fread:
+        extend_to(file.path, std::ftell(file.stream) + static_cast<int64_t>(recv_bytes));
+        std::clearerr(file.stream);
+        read_ += std::fread(buffer, 1, recv_bytes, file.stream);
+        return;
+    case Op::posix_write: written_ += done(::write(fd, buffer, bytes)); return;
+    case Op::posix_pwrite: written_ += done(::pwrite(fd, buffer, bytes, offset)); return;
+    case Op::posix_fwrite: written_ += std::fwrite(buffer, 1, bytes, file.stream); return;
+    case Op::posix_lseek: ::lseek(fd, call.offset, posix_whence(call.whence)); return;
+    case Op::posix_fseek: ::fseeko(file.stream, call.offset, posix_whence(call.whence)); return;
+    case Op::posix_fsync: ::fsync(fd); return;
+    case Op::posix_fdatasync: ::fdatasync(fd); return;
+    case Op::posix_fflush: std::fflush(file.stream); return;
+    case Op::posix_ftruncate:
+        if (::ftruncate(fd, call.file_size) != 0) { /* as the application's: its outcome is not replay's */ }
+        return;
+    default: return;
     }
 }
 

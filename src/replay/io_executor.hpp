@@ -1,13 +1,14 @@
 #pragma once
-// Issues the MPI-IO calls of a schedule (replay/schedule.hpp, CallKind::io) on files inside a sandbox
-// directory (replay/sandbox.hpp), with scratch data. Views are of bytes at the recorded
-// displacement, so offsets and sizes are the recorded bytes.
+// Issues the I/O calls of a schedule (replay/schedule.hpp, CallKind::io), MPI-IO and POSIX, on files
+// inside a sandbox directory (replay/sandbox.hpp), with scratch data. MPI-IO views are of bytes at
+// the recorded displacement, so offsets and sizes are the recorded bytes.
 
 #include "replay/schedule.hpp"
 
 #include <mpi.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <unordered_map>
 
@@ -30,9 +31,13 @@ public:
 private:
     struct Open {
         MPI_File fh = MPI_FILE_NULL;
+        int fd = -1;              // POSIX: open, openat, creat
+        FILE* stream = nullptr;   //   fopen
         std::string path;
         int64_t disp = 0;  // the view's displacement
     };
+    void posix(const ScheduledCall& call, char* buffer);
+    void open_posix(const ScheduledCall& call);
     void read(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request);
     void write(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request);
     // Reads of a file the application only read need it as long as they reach: replay makes it so.

@@ -44,12 +44,12 @@ enum class Role : uint8_t {
     target_bytes,  // one-sided: bytes at the target (target count x type size)
     assertion,     // one-sided synchronization's assert argument
     lock_type,     // MPI_Win_lock: kLockExclusive or kLockShared
-    file,          // MPI-IO: file id (like window ids: the lowest one the rank has not open)
-    file_name,     // MPI-IO: the file's name, by its key in the header's file names (a pattern where the rank is in it)
-    amode,         // MPI_File_open's access mode (MPI's bits, as kFileMode* below)
-    offset,        // MPI-IO: an explicit offset or a seek's, in bytes from the view's displacement
-    whence,        // MPI_File_seek: kSeekSet, kSeekCur or kSeekEnd
-    file_size,     // MPI_File_set_size, _preallocate, _get_size: bytes
+    file,          // MPI-IO and POSIX I/O: file id (like window ids: the lowest one the rank has not open)
+    file_name,     // the file's name, by its key in the header's file names (a pattern where the rank is in it)
+    amode,         // MPI_File_open's access mode, or POSIX open's and fopen's (as kFileMode* below)
+    offset,        // an explicit offset or a seek's, in bytes (MPI-IO: from the view's displacement)
+    whence,        // a seek's origin: kSeekSet, kSeekCur or kSeekEnd
+    file_size,     // MPI_File_set_size, _preallocate, _get_size, ftruncate: bytes
     view_disp,     // MPI_File_set_view: the displacement in bytes
 };
 inline constexpr int kRoleCount = static_cast<int>(Role::view_disp) + 1;
@@ -66,10 +66,11 @@ inline constexpr int64_t kProcNull = -2;
 inline constexpr int64_t kRootSelf = -3;  // MPI_ROOT on an intercommunicator
 inline constexpr int64_t kAnyTag = -1;
 inline constexpr int64_t kNoComm = -1;
-// MPI-IO's access modes and seek origins, kept the same across MPI libraries.
+// Access modes and seek origins, kept the same across MPI libraries and systems: MPI-IO's modes, and
+// POSIX's truncation, which MPI-IO has not.
 inline constexpr int64_t kFileModeReadOnly = 1, kFileModeReadWrite = 2, kFileModeWriteOnly = 4, kFileModeCreate = 8,
                          kFileModeExcl = 16, kFileModeDeleteOnClose = 32, kFileModeUniqueOpen = 64,
-                         kFileModeSequential = 128, kFileModeAppend = 256;
+                         kFileModeSequential = 128, kFileModeAppend = 256, kFileModeTruncate = 512;
 inline constexpr int64_t kSeekSet = 0, kSeekCur = 1, kSeekEnd = 2;
 inline constexpr int64_t kWorldComm = 0;  // MPI_COMM_WORLD's id (MPI_COMM_SELF's is 1)
 inline constexpr int64_t kLockExclusive = 1;

@@ -18,6 +18,9 @@ constexpr std::array modelled{
 #define HTRACE_OPERATION(name, kind) OperationInfo{"MPI_" #name, OperationKind::kind},
 #include "operation_list.inc"
 #undef HTRACE_OPERATION
+#define HTRACE_POSIX_OPERATION(name) OperationInfo{#name, OperationKind::io},
+#include "trace/posix_operations.inc"
+#undef HTRACE_POSIX_OPERATION
 };
 
 // Opaque names are interned once per process; the generated list comes first so its indices are
@@ -106,9 +109,11 @@ bool is_window_collective(Op op)
                           Op::Win_free, Op::Win_fence});
 }
 
+bool is_posix_io(Op op) { return op >= Op::posix_open && op < Op::first_opaque; }
+
 bool is_collective_io(Op op)
 {
-    if (operation_kind(op) != OperationKind::io) return false;
+    if (operation_kind(op) != OperationKind::io || is_posix_io(op)) return false;
     if (is_one_of(op, {Op::File_open, Op::File_close, Op::File_set_size, Op::File_preallocate, Op::File_set_view,
                        Op::File_sync, Op::File_seek_shared})) {
         return true;

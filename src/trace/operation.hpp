@@ -1,6 +1,7 @@
 #pragma once
 // The operations a trace knows: the MPI functions h-trace models (generated from the one table in
-// src/capture/mpi_functions.py) and, after them, opaque operations known only by name.
+// src/capture/mpi_functions.py), the POSIX I/O functions it records (posix_operations.inc) and,
+// after them, opaque operations known only by name.
 
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +19,9 @@ enum class Op : uint16_t {
 #define HTRACE_OPERATION(name, kind) name,
 #include "operation_list.inc"
 #undef HTRACE_OPERATION
+#define HTRACE_POSIX_OPERATION(name) posix_##name,
+#include "trace/posix_operations.inc"
+#undef HTRACE_POSIX_OPERATION
     first_opaque,
 };
 
@@ -37,6 +41,9 @@ inline bool is_one_of(Op op, std::initializer_list<Op> ops)
 
 // Collectives over a topology's neighbours (their peers come from the communicator's topology).
 bool is_neighbor_collective(Op op);
+
+// POSIX I/O (kind io, like MPI-IO, but a rank's own: never collective).
+bool is_posix_io(Op op);
 
 // Collectives on a window: its creation, its free and MPI_Win_fence.
 bool is_window_collective(Op op);

@@ -16,8 +16,8 @@ namespace htrace {
 // the rank); it models persistent requests, matched probes and receives, MPI_Request_free, MPI_Cancel,
 // Comm_idup, Intercomm_create (remote_leader), Comm_disconnect and one-sided communication, which
 // changes the operation codes: older files do not read.
-inline constexpr uint32_t kTraceFormatVersion = 4;  // 4: MPI-IO, and the header's file names
-inline constexpr uint32_t kOldestReadableFormatVersion = 4;
+inline constexpr uint32_t kTraceFormatVersion = 5;  // 4: MPI-IO, the header's file names; 5: POSIX I/O
+inline constexpr uint32_t kOldestReadableFormatVersion = 5;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);
 

@@ -63,3 +63,13 @@ TEST_CASE("an HTRACE_FILE in a directory that cannot be written is refused, nami
     CHECK(check_output_path("/").find("is a directory") != std::string::npos);
     CHECK(check_output_path("/tmp/some-trace.h").empty());
 }
+
+TEST_CASE("HTRACE_IO_EXCLUDE is a colon-separated list of paths, empty entries skipped")
+{
+    environment = {{"HTRACE_IO_EXCLUDE", "/scratch/logs::relative/dir:"}};
+    const auto result = read_config(fake_getenv);
+    CHECK(result.error.empty());
+    CHECK(result.config.io_excluded == std::vector<std::string>{"/scratch/logs", "relative/dir"});
+    environment.clear();
+    CHECK(read_config(fake_getenv).config.io_excluded.empty());
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Traces a program at several rank counts and checks that its trace holds as many MPI-IO events at
-each: file names with the rank in them and offsets that follow the rank must be one event for all
-ranks, however many there are.
+"""Traces a program at several rank counts and checks that its trace holds as many I/O events (MPI-IO
+and POSIX) at each: file names with the rank in them and offsets that follow the rank must be one
+event for all ranks, however many there are.
 
     check_io_scaling.py --h-trace PATH --h-dump PATH --ranks 2,4 [--mpirun PATH] -- PROGRAM [ARGS]
 
@@ -18,13 +18,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from io_functions import IO_EVENT  # noqa: E402
 from mpi_launch import mpirun_command  # noqa: E402
 
-IO_EVENT = re.compile(r"^\s*MPI_File_\w+ @")
-
-
 def io_events(args, ranks):
-    """The MPI-IO event lines of the program's trace at `ranks` ranks."""
+    """The I/O event lines of the program's trace at `ranks` ranks."""
     scratch = tempfile.mkdtemp(prefix="h-trace-io-scaling-")
     try:
         trace = os.path.join(scratch, "trace.h")
@@ -56,14 +54,14 @@ def main():
     for ranks in [int(r) for r in args.ranks.split(",")]:
         events = io_events(args, ranks)
         counts[ranks] = len(events)
-        print(f"{ranks} ranks: {len(events)} MPI-IO events")
+        print(f"{ranks} ranks: {len(events)} I/O events")
     if len(set(counts.values())) != 1:
-        print(f"check_io_scaling: the trace's MPI-IO events differ in number between rank counts: {counts}")
+        print(f"check_io_scaling: the trace's I/O events differ in number between rank counts: {counts}")
         return 1
     if not any(counts.values()):
-        print("check_io_scaling: no MPI-IO event in the trace")
+        print("check_io_scaling: no I/O event in the trace")
         return 1
-    print("check_io_scaling: as many MPI-IO events at every rank count")
+    print("check_io_scaling: as many I/O events at every rank count")
     return 0
 
 

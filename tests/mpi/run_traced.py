@@ -10,7 +10,8 @@
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
    --reference (the same program built without the library) when given.
 2. Runs it traced -- `mpirun ... h-trace PROGRAM ARGS`, or with --linked `mpirun ... PROGRAM ARGS` --
-   with CALL_LOG_DIR (the program's own log of its MPI calls), HTRACE_FILE and MERGE_PRECISION set.
+   with CALL_LOG_DIR (the program's own log of its MPI calls), HTRACE_FILE and MERGE_PRECISION set,
+   and HTRACE_IO_EXCLUDE naming the log's directory (writing the log is not the program's I/O).
 3. Requires the same exit status and the same stdout (the tracer must not change what the program
    sees or prints), and a trace file.
 4. Runs check_calls.py (next to this script): the trace must hold exactly the calls the program logged.
@@ -47,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 
+from io_functions import is_io_function
 from mpi_launch import mpirun_command
 
 SKIP = 77
@@ -56,7 +58,7 @@ SKIP = 77
 # in one another; bytes are exact while a call site's sizes fit in the histogram's bins. On amr at
 # precision 0 (4 and 16 ranks, several runs) the calls came out exact and the bytes within 0.05%.
 TOTALS_TOLERANCE = 0.01
-TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION")
+TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION", "HTRACE_IO_EXCLUDE")
 # Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
 MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
 
@@ -173,7 +175,9 @@ def run_case(args, mpirun, scratch):
                           f"is broken\nstdout:\n{untraced_stdout}\nstderr:\n{untraced_stderr}")
 
     traced_command = prefix + ([] if args.linked else [os.path.abspath(args.h_trace)]) + args.command
-    traced_env = {"CALL_LOG_DIR": str(log_dir), "HTRACE_FILE": str(trace), "MERGE_PRECISION": str(args.precision)}
+    # The program's own log is the truth the trace is checked against, not I/O of the program's.
+    traced_env = {"CALL_LOG_DIR": str(log_dir), "HTRACE_FILE": str(trace), "MERGE_PRECISION": str(args.precision),
+                  "HTRACE_IO_EXCLUDE": str(log_dir)}
     traced_status, traced_stdout, traced_stderr = run(traced_command, traced_env, scratch, args.timeout)
 
     if traced_status != untraced_status:
@@ -247,13 +251,13 @@ def check_io_files(scratch, sandbox, written, outside_before, precision, failed)
 
 
 def check_io_bytes(log_dir, report, ranks, failed):
-    """At precision 100 the replay reads and writes, per rank, the bytes the program's MPI-IO calls
+    """At precision 100 the replay reads and writes, per rank, the bytes the program's I/O calls
     logged (their names say which: every read has 'read' in it, no write has)."""
     logged = {"bytes_read": [0] * ranks, "bytes_written": [0] * ranks}
     for rank in range(ranks):
         for line in (log_dir / f"rank.{rank}").read_text().splitlines():
             function, bytes_moved = line.split()[:2]
-            if function.startswith("MPI_File_"):
+            if is_io_function(function):
                 logged["bytes_read" if "read" in function else "bytes_written"][rank] += int(bytes_moved)
     replayed = json.loads(report.read_text())["io"]
     for key, values in logged.items():
