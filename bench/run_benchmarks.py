@@ -20,6 +20,7 @@
                                                       vs. ranks, beside xz -9 of the per-rank call sequences
     run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
     run_benchmarks.py io [--build DIR]                I/O programs' trace bytes vs ranks; added time per I/O call
+    run_benchmarks.py io-cost [--build DIR]           only the added time per MPI-IO and POSIX I/O call
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -122,8 +123,13 @@ def io(build):
         for name, ranks, size, events in rows:
             if name == program:
                 print(f"| {program} | {ranks} | {size} | {size / base:.3f}x | {events} |")
+    io_cost(build)
+
+
+def io_cost(build):
+    """Issue 10: the added cost per MPI-IO and per POSIX I/O call (bench/io_cost.c)."""
     call_cost(build, source="io_cost.c", output="io_call_cost", arguments=("20000", "5"))
-    call_cost(build, source="posix_io_cost.c", output="posix_io_call_cost", arguments=("20000", "5"))
+    call_cost(build, source="io_cost.c", output="posix_io_call_cost", arguments=("20000", "5", "posix"))
 
 
 def merge_time(build, repetitions=5):
@@ -701,7 +707,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
                                          "merge-cost", "histogram-defaults", "replay-time", "replay-cost",
-                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost", "io"])
+                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost", "io", "io-cost"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2: keep traces, reports and logs here")
     parser.add_argument("--programs", help="simulated-fidelity, compression: a comma-separated subset of the programs")
@@ -730,7 +736,7 @@ def main():
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
      "precision-sweep": precision_sweep, "merge-cost": merge_cost,
      "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost,
-     "io": io}[args.what](build)
+     "io": io, "io-cost": io_cost}[args.what](build)
 
 
 if __name__ == "__main__":
