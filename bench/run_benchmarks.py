@@ -21,6 +21,7 @@
     run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
     run_benchmarks.py io [--build DIR]                I/O programs' trace bytes vs ranks; added time per I/O call
     run_benchmarks.py io-cost [--build DIR]           only the added time per MPI-IO and POSIX I/O call
+    run_benchmarks.py sweep [--build DIR]             h-sweep of the convergence loop at 32 ranks (plot in bench/)
 
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
@@ -130,6 +131,22 @@ def io_cost(build):
     """Issue 10: the added cost per MPI-IO and per POSIX I/O call (bench/io_cost.c)."""
     call_cost(build, source="io_cost.c", output="io_call_cost", arguments=("20000", "5"))
     call_cost(build, source="io_cost.c", output="posix_io_call_cost", arguments=("20000", "5", "posix"))
+
+
+def sweep(build):
+    """Issue 11: h-sweep of the convergence loop at 32 ranks, every default level; the table goes to
+    bench/results/sweep_convergence_32.csv and the plot to bench/sweep_convergence_32.svg."""
+    with tempfile.TemporaryDirectory() as scratch:
+        run = subprocess.run([sys.executable, str(ROOT / "src/studies/h_sweep.py"), "-np", "32", "--output-dir", scratch,
+                              "--mpirun-arg=--oversubscribe", "--h-trace", str(build / "src/capture/h-trace"),
+                              "--h-replay", str(build / "src/replay/h-replay"), "--h-dump", str(build / "src/trace/h-dump"),
+                              "--", str(build / "tests/mpi/convergence"), "10"], env=ENV, capture_output=True, text=True)
+        print(run.stdout + run.stderr)
+        if run.returncode != 0:
+            sys.exit(f"h-sweep failed (exit status {run.returncode})")
+        (HERE / "results").mkdir(exist_ok=True)
+        (HERE / "results" / "sweep_convergence_32.csv").write_text((pathlib.Path(scratch) / "sweep.csv").read_text())
+        (HERE / "sweep_convergence_32.svg").write_text((pathlib.Path(scratch) / "sweep.svg").read_text())
 
 
 def merge_time(build, repetitions=5):
@@ -707,7 +724,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
                                          "merge-cost", "histogram-defaults", "replay-time", "replay-cost",
-                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost", "io", "io-cost"])
+                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost", "io", "io-cost", "sweep"])
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2: keep traces, reports and logs here")
     parser.add_argument("--programs", help="simulated-fidelity, compression: a comma-separated subset of the programs")
@@ -736,7 +753,7 @@ def main():
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
      "precision-sweep": precision_sweep, "merge-cost": merge_cost,
      "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost,
-     "io": io, "io-cost": io_cost}[args.what](build)
+     "io": io, "io-cost": io_cost, "sweep": sweep}[args.what](build)
 
 
 if __name__ == "__main__":

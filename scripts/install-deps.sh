@@ -2,9 +2,10 @@
 # Installs what h-trace builds and tests with, from Debian's packages (Debian 12).
 set -euo pipefail
 # libsimgrid-dev: SimGrid's SMPI (smpicxx, smpicc, smpirun), for h-replay-smpi and the simulated tests.
+# chromium: the headless browser the test of h-report opens its HTML pages in.
 packages=(build-essential gfortran meson ninja-build pkg-config python3
           openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev
-          libsimgrid-dev)
+          libsimgrid-dev chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -277,6 +277,13 @@ std::vector<std::pair<int64_t, double>> shares(const Value& v, Rank rank)
     return out;
 }
 
+// What a value averages to on one rank: its own value, or a histogram's mean.
+double expected_value(const Value& v, Rank rank)
+{
+    if (v.is_histogram()) return v.histogram().mean();
+    return double(v.value_for(rank).value_or(0));
+}
+
 using PerRankTotals = std::map<Rank, std::map<std::string, CallTotals>>;
 
 PerRankTotals count_calls(const Trace& trace)
@@ -446,6 +453,72 @@ std::string render_call_counts_json(const Trace& trace)
         first = false;
     }
     out << "}}\n";
+    return out.str();
+}
+
+CommunicationMatrix communication_matrix(const Trace& trace)
+{
+    CommunicationMatrix matrix;
+    matrix.ranks = trace.header.ranks;
+    TraceWalker walker(trace, [&](const Event& e, Rank sender, const CommunicatorTable& comms, double weight) {
+        const auto kind = operation_kind(e.op);
+        if (kind != OperationKind::send && kind != OperationKind::sendrecv && kind != OperationKind::start) return;
+        // A started persistent receive carries recv_bytes, a started send bytes, as replay tells them apart.
+        const Value* bytes = e.find(Role::bytes);
+        const Value* peer = e.find(Role::peer);
+        if (!bytes || !peer) return;
+        const double size = expected_value(*bytes, sender);
+        const Value* comm = e.find(Role::comm);
+        const int64_t comm_id = comm ? comm->value_for(sender).value_or(0) : 0;
+        for (const auto& [relative, share] : shares(*peer, sender)) {
+            if (relative == kProcNull) continue;  // a send to MPI_PROC_NULL moves nothing
+            const auto receiver = comms.world_peer(sender, comm_id, relative);
+            Traffic& traffic = receiver ? matrix.pairs[{sender, *receiver}] : matrix.unresolved;
+            traffic.messages += weight * share;
+            traffic.bytes += weight * share * size;
+        }
+    });
+    walker.run();
+    return matrix;
+}
+
+std::string render_matrix(const Trace& trace)
+{
+    const CommunicationMatrix matrix = communication_matrix(trace);
+    std::ostringstream out;
+    out << "# point-to-point traffic between world ranks (collectives are not pairwise: left out)\n"
+        << "# sender receiver messages bytes\n";
+    Traffic total;
+    for (const auto& [pair, traffic] : matrix.pairs) {
+        out << pair.first << ' ' << pair.second << ' ' << number(traffic.messages) << ' ' << number(traffic.bytes)
+            << '\n';
+        total.messages += traffic.messages;
+        total.bytes += traffic.bytes;
+    }
+    out << "total " << number(total.messages) << ' ' << number(total.bytes) << '\n';
+    if (matrix.unresolved.messages > 0) {
+        out << "unresolved " << number(matrix.unresolved.messages) << ' ' << number(matrix.unresolved.bytes) << '\n';
+    }
+    return out.str();
+}
+
+std::string render_matrix_json(const Trace& trace)
+{
+    const CommunicationMatrix matrix = communication_matrix(trace);
+    std::ostringstream out;
+    out << "{\"ranks\": " << matrix.ranks << ", \"pairs\": [";
+    Traffic total;
+    bool first = true;
+    for (const auto& [pair, traffic] : matrix.pairs) {
+        out << (first ? "" : ", ") << "{\"from\": " << pair.first << ", \"to\": " << pair.second
+            << ", \"messages\": " << number(traffic.messages) << ", \"bytes\": " << number(traffic.bytes) << '}';
+        first = false;
+        total.messages += traffic.messages;
+        total.bytes += traffic.bytes;
+    }
+    out << "], \"total\": {\"messages\": " << number(total.messages) << ", \"bytes\": " << number(total.bytes)
+        << "}, \"unresolved\": {\"messages\": " << number(matrix.unresolved.messages)
+        << ", \"bytes\": " << number(matrix.unresolved.bytes) << "}}\n";
     return out.str();
 }
 

@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+"""h-report: one trace as one HTML page, to look at a job's communication in a browser, or to hand
+on, without the tools: a single self-contained file (inline SVG and CSS, no scripts, nothing fetched).
+
+    h-report TRACE [-o REPORT.html] [--h-dump PATH]
+
+The page shows, from `h-dump --json`, `h-dump --matrix --json` and `h-dump --calls --json`:
+
+1. the header: ranks, merge precision, histogram settings, seed, MPI library, command line, start
+   time, traced time, the file names the job used, and the trace's size;
+2. the loop structure: the trace's events and loops, nested as `h-dump TRACE` shows them (the first
+   MAX_STRUCTURE_NODES of them; the page says how many it left out);
+3. every value that is a histogram (a parameter merged below precision 100, or a loop count) as a
+   bar chart of its bins, with its count, mean and the ranks its minimum and maximum were seen on;
+4. the point-to-point traffic between ranks as a heat map of bytes, sender rows and receiver columns
+   (blocks of ranks above MAX_MATRIX_SIDE ranks), and the pairs with the most bytes as a table;
+   collectives are not pairwise and are not in it;
+5. per rank, the calls of each MPI function the trace stands for (ranks with the same counts share
+   a row), and the calls per function for the whole job as a chart.
+
+Numbers a program may want to read are in data- attributes: each heat-map cell has data-row (sender),
+data-column (receiver) and data-value (bytes); each pair row data-from, data-to, data-messages and
+data-bytes; each histogram figure its count, mean, min, max and their ranks.
+
+h-dump is the one given with --h-dump, else the one next to h-report (as it was called: in bin/),
+else the one on PATH.
+
+Exit status: 0 when the report is written; 1 when the trace cannot be read (missing, truncated,
+corrupt: h-dump's message is passed on) or the report cannot be written; 2 for wrong arguments or no
+h-dump.
+"""
+
+import argparse
+import datetime
+import html
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+
+# Installed, h-report is a link in bin/ to this script, beside its chart module.
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+import svg_charts  # noqa: E402
+from tool_paths import find_tool  # noqa: E402
+
+# Caps that keep the page quick to open for traces of millions of calls or thousands of ranks; the
+# page says whenever it leaves something out.
+MAX_STRUCTURE_NODES = 500
+MAX_HISTOGRAMS = 200
+MAX_MATRIX_SIDE = 64
+MAX_PAIRS_LISTED = 100
+MAX_RANK_ROWS = 200
+
+# Symbolic values keep their MPI names (the trace stores them as these negative numbers).
+PEER_ROLES = {"peer", "source", "root", "matched_peer", "cancelled_peer"}
+TAG_ROLES = {"tag", "recv_tag", "matched_tag", "cancelled_tag"}
+PEER_SYMBOLS = {-1: "ANY_SOURCE", -2: "PROC_NULL", -3: "ROOT"}
+TAG_SYMBOLS = {-1: "ANY_TAG"}
+RELATIVE_ROLES = {"peer", "source", "matched_peer", "cancelled_peer"}
+
+STYLE = """
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 75em; }
+h1 { font-size: 1.6em; }
+h2 { font-size: 1.3em; border-bottom: 1px solid #ccc; margin-top: 2em; }
+table { border-collapse: collapse; margin: 0.5em 0; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: left; vertical-align: top; }
+td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
+code, .structure { font-family: monospace; }
+.structure, .wide { overflow-x: auto; }
+.structure ul { list-style: none; padding-left: 1.5em; margin: 0; border-left: 1px dotted #aaa; }
+.structure > ul { border-left: none; padding-left: 0; }
+.structure li { margin: 0.1em 0; white-space: nowrap; }
+.structure .op { font-weight: bold; }
+.structure .ranks { color: #555; }
+.structure summary { cursor: pointer; color: #1f4f8f; }
+.note { color: #555; font-size: 0.95em; }
+figure { display: inline-block; margin: 0.5em 1em 1em 0; vertical-align: top; }
+figcaption { font-size: 0.9em; max-width: 460px; }
+"""
+
+
+class ReportError(Exception):
+    def __init__(self, message, status=1):
+        super().__init__(message)
+        self.status = status
+
+
+def find_h_dump(given):
+    """The h-dump named on the command line, else the one next to h-report, else the one on PATH."""
+    found = find_tool("h-dump", given, __file__)
+    if found is None:
+        raise ReportError("h-report: cannot find h-dump (next to h-report, or on PATH; --h-dump names it)", 2)
+    return found
+
+
+def h_dump_json(h_dump, options, trace):
+    """What `h-dump OPTIONS --json TRACE` prints, parsed; h-dump's own one-line message if it fails."""
+    try:
+        run = subprocess.run([h_dump, *options, "--json", trace], capture_output=True, text=True)
+    except OSError as error:
+        raise ReportError(f"h-report: cannot run {h_dump}: {error.strerror}", 2)
+    if run.returncode != 0:
+        lines = run.stderr.strip().splitlines() or [f"h-dump exited with status {run.returncode}"]
+        # h-dump names the trace and the problem ("h-dump: trace.h: truncated at byte 300 ...").
+        raise ReportError("h-report: " + lines[0].removeprefix("h-dump: "))
+    try:
+        return json.loads(run.stdout)
+    except json.JSONDecodeError as error:
+        raise ReportError(f"h-report: {h_dump} {' '.join(options)} --json {trace}: not JSON ({error})")
+
+
+# ---- numbers and values as text ----
+
+def number(value):
+    """Whole numbers as such (a lossless trace stands for whole calls), others with two decimals."""
+    if isinstance(value, int) or float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}"
+
+
+def symbolic(value, role):
+    if role in PEER_ROLES and value in PEER_SYMBOLS:
+        return PEER_SYMBOLS[value]
+    if role in TAG_ROLES and value in TAG_SYMBOLS:
+        return TAG_SYMBOLS[value]
+    return str(value)
+
+
+def rank_ranges(ranks):
+    """Ascending ranks as '0-3,5,8-9'."""
+    parts = []
+    ranks = sorted(ranks)
+    start = previous = None
+    for rank in ranks + [None]:
+        if start is not None and rank == previous + 1:
+            previous = rank
+            continue
+        if start is not None:
+            parts.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = rank
+    return ",".join(parts)
+
+
+def value_text(value, role, file_names):
+    """A parameter's value as h-dump prints it; histograms are shown by the caller as charts."""
+    if isinstance(value, str):
+        return value  # a symbolic peer, already named by h-dump
+    if isinstance(value, int):
+        if role == "file_name" and str(value) in file_names:
+            return json.dumps(file_names[str(value)])
+        return symbolic(value, role)
+    entries = []
+    for entry in value["per_rank"]:
+        text = symbolic(entry["value"], role)
+        if entry["step"]:
+            sign = "+" if entry["step"] > 0 else "-"
+            text = f"{entry['value']}{sign}{abs(entry['step'])}*i"
+        entries.append(f"{text}@{entry['ranks']}")
+    return "{" + ",".join(entries) + "}"
+
+
+# ---- the trace's body: structure and histograms ----
+
+class Histogram:
+    """A histogram value of the trace, with where it stands, for its chart and its anchor."""
+
+    def __init__(self, serial, role, where, data):
+        self.anchor = f"histogram-{serial}"
+        self.role = role
+        self.where = where
+        self.data = data
+
+
+def node_count(body):
+    return sum(1 + (node_count(node["body"]) if "loop" in node else 0) for node in body)
+
+
+def collect_histograms(body):
+    """Every histogram of the body in trace order: (event or loop, role, path of loops around it)."""
+    found = []
+
+    def visit(nodes, path):
+        for node in nodes:
+            if "loop" in node:
+                if isinstance(node["loop"], dict) and "histogram" in node["loop"]:
+                    found.append((node, "iterations", path))
+                visit(node["body"], path + (node,))
+                continue
+            for role, value in node["params"].items():
+                if isinstance(value, dict) and "histogram" in value:
+                    found.append((node, role, path))
+    visit(body, ())
+    return found
+
+
+def describe_loop(loop):
+    count = loop["loop"]
+    if isinstance(count, dict) and "histogram" in count:
+        h = count["histogram"]
+        return f"loop ×{h['mean']:.4g} on average ({h['min']}..{h['max']})"
+    if isinstance(count, dict):
+        return f"loop ×{value_text(count, 'requests', {})}"
+    return f"loop ×{number(count)}"
+
+
+def first_event(body):
+    """The first event of a loop body, inside nested loops too; None for an empty body."""
+    for node in body:
+        found = first_event(node["body"]) if "loop" in node else node
+        if found:
+            return found
+    return None
+
+
+def describe_event(event):
+    return f"{event['op']} @{event['signature']} on ranks {event['ranks']}"
+
+
+class Structure:
+    """The nested list of the body, up to MAX_STRUCTURE_NODES events and loops."""
+
+    def __init__(self, file_names, histogram_anchors):
+        self.file_names = file_names
+        self.anchors = histogram_anchors  # (id of the node, role) -> anchor of its chart
+        self.shown = 0
+
+    def value_html(self, node, role, value):
+        if isinstance(value, dict) and "histogram" in value:
+            h = value["histogram"]
+            text = f"hist(n={h['count']} mean={h['mean']} {symbolic(h['min'], role)}..{symbolic(h['max'], role)})"
+            anchor = self.anchors.get((id(node), role))
+            if anchor:
+                return f'<a href="#{anchor}">{html.escape(text)}</a>'
+            return html.escape(text)
+        return html.escape(value_text(value, role, self.file_names))
+
+    def render(self, nodes):
+        items = []
+        for node in nodes:
+            if self.shown >= MAX_STRUCTURE_NODES:
+                break
+            self.shown += 1
+            if "loop" in node:
+                count = node["loop"]
+                label = (self.value_html(node, "iterations", count) if isinstance(count, dict)
+                         else html.escape(number(count)))
+                inner = self.render(node["body"])
+                items.append(f'<li class="loop"><details open=""><summary>loop ×{label}</summary>{inner}'
+                             f'</details></li>')
+                continue
+            params = " ".join(f"{html.escape(role)}={self.value_html(node, role, value)}"
+                              for role, value in node["params"].items())
+            compute = node["compute"]
+            time = f" compute={compute['mean']:.3g}s(n={compute['count']})" if compute["count"] else ""
+            items.append(f'<li class="event"><span class="op">{html.escape(node["op"])}</span> '
+                         f'<span class="ranks">ranks={html.escape(node["ranks"])}</span> {params}'
+                         f'{html.escape(time)}</li>')
+        return "<ul>" + "".join(items) + "</ul>"
+
+
+def histogram_figure(histogram, serial):
+    h = histogram.data
+    role = histogram.role
+    labels = [symbolic(b["min"], role) if b["min"] == b["max"]
+              else f"{symbolic(b['min'], role)}..{symbolic(b['max'], role)}" for b in h["bins"]]
+    counts = [b["count"] for b in h["bins"]]
+    node, path = histogram.where
+    if "loop" in node:
+        first = first_event(node["body"])
+        subject = "Iterations of the loop" + (f" whose body starts with {describe_event(first)}" if first else "")
+        title = f"{serial}. loop iterations"
+    else:
+        relative = " (relative: (peer - me) mod the communicator's size)" if role in RELATIVE_ROLES else ""
+        subject = f"{role}{relative} of {describe_event(node)}"
+        title = f"{serial}. {node['op']} {role}"
+    loops = " › ".join(describe_loop(loop) for loop in path)
+    chart = svg_charts.bar_chart(title, labels, counts, unit="values", width=460, height=260,
+                                 css_class="bar-chart histogram-chart")
+    attributes = (f'class="histogram" id="{histogram.anchor}" data-role="{html.escape(role)}" '
+                  f'data-count="{h["count"]}" data-mean="{h["mean"]}" data-min="{h["min"]}" '
+                  f'data-min-rank="{h["min_rank"]}" data-max="{h["max"]}" data-max-rank="{h["max_rank"]}"')
+    caption = (html.escape(subject)
+               + (f", inside {html.escape(loops)}" if loops else "")
+               + f": {h['count']} values, mean {h['mean']}, "
+               f"min {html.escape(symbolic(h['min'], role))} (first seen on rank {h['min_rank']}), "
+               f"max {html.escape(symbolic(h['max'], role))} (first seen on rank {h['max_rank']})")
+    return f'<figure {attributes}>{chart}<figcaption>{caption}</figcaption></figure>'
+
+
+# ---- sections ----
+
+def header_section(header, trace_path, body, histograms, totals):
+    started = datetime.datetime.fromtimestamp(header["start_time"], datetime.timezone.utc)
+    facts = [
+        ("Trace file", f"{trace_path} ({number(os.path.getsize(trace_path))} bytes)"),
+        ("Ranks", number(header["ranks"])),
+        ("Merge precision", f"{header['precision']} (100: lossless)"),
+        ("Histogram bins, rebalance interval", f"{header['bins']}, {header['rebalance']} values"),
+        ("Seed", str(header["seed"])),
+        ("MPI library", header["mpi"]),
+        ("Command line", header["command"]),
+        ("Started", started.strftime("%Y-%m-%d %H:%M:%S UTC")),
+        ("Traced time (MPI_Init to MPI_Finalize, slowest rank)", f"{header['traced_seconds']:.6g} s"),
+        ("Events and loops in the trace", number(node_count(body))),
+        ("Values merged into histograms", number(len(histograms))),
+        ("MPI calls the trace stands for (all ranks)", number(totals["calls"])),
+        ("Point-to-point messages, bytes", f"{number(totals['messages'])}, {number(totals['bytes'])}"),
+    ]
+    rows = "".join(f'<tr><th>{html.escape(name)}</th><td>{html.escape(value)}</td></tr>' for name, value in facts)
+    files = header["file_names"]
+    if files:
+        names = "".join(f"<li><code>{html.escape(name)}</code> (key {html.escape(key)})</li>"
+                        for key, name in sorted(files.items(), key=lambda item: item[1]))
+        rows += f"<tr><th>Files opened or deleted</th><td><ul>{names}</ul></td></tr>"
+    return f'<section id="header"><h2>Trace</h2><table class="facts">{rows}</table></section>'
+
+
+def structure_section(body, file_names, histograms):
+    anchors = {(id(h.where[0]), h.role): h.anchor for h in histograms[:MAX_HISTOGRAMS]}
+    structure = Structure(file_names, anchors)
+    listing = structure.render(body)
+    total = node_count(body)
+    note = ("Each event is one call site with its participants; loops repeat their bodies. "
+            "Peers are relative to the caller, (peer - me) mod the communicator's size.")
+    if structure.shown < total:
+        note += (f" Only the first {number(structure.shown)} of {number(total)} events and loops are shown; "
+                 f"h-dump shows them all.")
+    return (f'<section id="structure"><h2>Loop structure</h2><p class="note">{html.escape(note)}</p>'
+            f'<div class="structure">{listing}</div></section>')
+
+
+def histograms_section(histograms):
+    if not histograms:
+        return ('<section id="histograms"><h2>Histograms</h2><p class="note">No value of this trace is a '
+                'histogram: every value is exact or kept per rank.</p></section>')
+    shown = histograms[:MAX_HISTOGRAMS]
+    note = ("Values that differed between ranks or iterations and were merged within the merge precision, "
+            "as the bins of their histograms (a bin of a range shows it as low..high).")
+    if len(shown) < len(histograms):
+        note += f" Only the first {len(shown)} of {len(histograms)} histograms are shown; h-dump shows them all."
+    figures = "".join(histogram_figure(h, i + 1) for i, h in enumerate(shown))
+    return (f'<section id="histograms"><h2>Histograms</h2><p class="note">{html.escape(note)}</p>'
+            f'{figures}</section>')
+
+
+def matrix_section(matrix, precision):
+    ranks = matrix["ranks"]
+    block = max(1, math.ceil(ranks / MAX_MATRIX_SIDE))
+    sides = math.ceil(ranks / block) if ranks else 0
+    labels = [rank_ranges(range(i * block, min(ranks, (i + 1) * block))) for i in range(sides)]
+    grid = [[0] * sides for _ in range(sides)]
+    for pair in matrix["pairs"]:
+        grid[pair["from"] // block][pair["to"] // block] += pair["bytes"]
+    title = "Bytes sent: sender rows, receiver columns" + (f" (blocks of {block} ranks)" if block > 1 else "")
+    cell = max(4, min(48, 480 // max(sides, 1)))
+    chart = svg_charts.heat_map(title, labels, labels, grid, unit="bytes", cell=cell, css_class="heat-map matrix")
+    notes = ["Point-to-point messages only: sends of every kind, the send side of MPI_Sendrecv and "
+             "MPI_Sendrecv_replace, and started persistent sends, loops expanded. Collectives are not "
+             "pairwise and are left out."]
+    if block > 1:
+        notes.append(f"With {ranks} ranks each cell adds up a block of {block} senders and {block} receivers.")
+    if precision < 100:
+        notes.append("Below precision 100, sizes and loop counts merged into histograms count by their means "
+                     "and peers merged into histograms spread over their bins: the matrix gives the expected "
+                     "traffic, which can put bytes on pairs that did not talk when values of different ranks "
+                     "merged.")
+    unresolved = matrix["unresolved"]
+    if unresolved["messages"]:
+        notes.append(f"{number(unresolved['messages'])} messages ({number(unresolved['bytes'])} bytes) went on "
+                     "communicators the trace does not show being made, so their receivers are unknown.")
+    pairs = sorted(matrix["pairs"], key=lambda p: (-p["bytes"], p["from"], p["to"]))
+    listed = pairs[:MAX_PAIRS_LISTED]
+    rows = "".join(f'<tr class="pair" data-from="{p["from"]}" data-to="{p["to"]}" data-messages="{p["messages"]}" '
+                   f'data-bytes="{p["bytes"]}"><td class="number">{p["from"]}</td><td class="number">{p["to"]}</td>'
+                   f'<td class="number">{number(p["messages"])}</td><td class="number">{number(p["bytes"])}</td></tr>'
+                   for p in listed)
+    heading = (f"The {len(listed)} pairs with the most bytes, of {len(pairs)}" if len(listed) < len(pairs)
+               else f"All {len(pairs)} pairs that communicated")
+    table = (f'<table class="pairs"><caption>{heading}</caption><tr><th class="number">sender</th>'
+             f'<th class="number">receiver</th><th class="number">messages</th><th class="number">bytes</th></tr>'
+             f'{rows}</table>') if pairs else '<p class="note">No point-to-point messages.</p>'
+    paragraphs = "".join(f'<p class="note">{html.escape(note)}</p>' for note in notes)
+    return (f'<section id="matrix"><h2>Communication matrix</h2>{paragraphs}<figure>{chart}</figure>'
+            f'{table}</section>')
+
+
+def calls_section(calls):
+    by_rank = {int(rank): ops for rank, ops in calls["by_rank"].items()}
+    operations = sorted(calls["operations"])
+    chart = svg_charts.bar_chart("Calls per MPI function, all ranks", operations,
+                                 [calls["operations"][op] for op in operations], unit="calls",
+                                 css_class="bar-chart calls-chart")
+    # Ranks that made the same calls share a row, as ranks that behave alike share events.
+    groups = {}
+    for rank in sorted(by_rank):
+        key = tuple(by_rank[rank].get(op, {}).get("calls", 0) for op in operations)
+        groups.setdefault(key, []).append(rank)
+    rows = sorted(groups.items(), key=lambda item: item[1][0])
+    note = "Calls of each MPI function per rank, as the trace stands for them (loops expanded)."
+    if len(rows) < len(by_rank):
+        note += " Ranks with the same counts share a row."
+    if len(rows) > MAX_RANK_ROWS:
+        note += f" Only the first {MAX_RANK_ROWS} of {len(rows)} rows are shown; h-dump --calls --json has them all."
+        rows = rows[:MAX_RANK_ROWS]
+    head = "".join(f'<th class="number">{html.escape(op)}</th>' for op in operations)
+    body = ""
+    for counts, ranks in rows:
+        cells = "".join(f'<td class="number" data-op="{html.escape(op)}" data-calls="{count}">{number(count)}</td>'
+                        for op, count in zip(operations, counts))
+        body += f'<tr class="rank-calls" data-ranks="{rank_ranges(ranks)}"><th>{rank_ranges(ranks)}</th>{cells}</tr>'
+    return (f'<section id="calls"><h2>Calls per rank</h2><p class="note">{html.escape(note)}</p>'
+            f'<figure>{chart}</figure><div class="wide"><table class="calls"><tr><th>ranks</th>{head}</tr>{body}'
+            f'</table></div></section>')
+
+
+def report_html(trace_path, trace, matrix, calls):
+    histograms = [Histogram(i + 1, role, (node, path), (node["loop"] if role == "iterations"
+                                                        else node["params"][role])["histogram"])
+                  for i, (node, role, path) in enumerate(collect_histograms(trace["body"]))]
+    totals = {"calls": sum(calls["operations"].values()),
+              "messages": sum(p["messages"] for p in matrix["pairs"]),
+              "bytes": sum(p["bytes"] for p in matrix["pairs"])}
+    title = f"h-trace report: {os.path.basename(trace_path)}"
+    # Well-formed XML as well as HTML (empty elements closed, attributes quoted, only XML's
+    # entities), so that the page also opens as XHTML, where a browser reports any markup error.
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html xmlns="http://www.w3.org/1999/xhtml" lang="en">',
+        f'<head><meta charset="utf-8"/><title>{html.escape(title)}</title><style>{STYLE}</style></head>',
+        f"<body><h1>{html.escape(title)}</h1>",
+        header_section(trace, trace_path, trace["body"], histograms, totals),
+        structure_section(trace["body"], trace["file_names"], histograms),
+        histograms_section(histograms),
+        matrix_section(matrix, trace["precision"]),
+        calls_section(calls),
+        "</body></html>",
+        "",
+    ])
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(prog="h-report", usage=__doc__.split("\n\n")[1])
+    parser.add_argument("trace", help="the trace file (trace.h)")
+    parser.add_argument("-o", "--output", default="report.html", help="the HTML file to write (report.html)")
+    parser.add_argument("--h-dump", help="the h-dump to read the trace with")
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_arguments(argv)
+    try:
+        h_dump = find_h_dump(args.h_dump)
+        trace = h_dump_json(h_dump, [], args.trace)
+        matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
+        calls = h_dump_json(h_dump, ["--calls"], args.trace)
+        page = report_html(args.trace, trace, matrix, calls)
+        try:
+            pathlib.Path(args.output).write_text(page, encoding="utf-8")
+        except OSError as error:
+            raise ReportError(f"h-report: cannot write {args.output}: {error.strerror}")
+    except ReportError as error:
+        print(error, file=sys.stderr)
+        return error.status
+    print(f"h-report: wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

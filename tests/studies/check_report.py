@@ -1,0 +1,426 @@
+#!/usr/bin/env python3
+"""End-to-end test of h-report: trace two shipped programs, write their reports, open them in
+headless Chromium, and check what the pages show against what the programs did.
+
+    check_report.py --h-trace PATH --h-dump PATH --h-report PATH --ring PROGRAM --convergence PROGRAM
+                    [--mpirun PATH] [--chromium PATH] [--keep]
+
+1. Chromium first shows that it can see what this test looks for: a page with a console error and a
+   missing image, and an XHTML page with a markup error, must be caught. A Chromium whose log or DOM
+   no longer shows them fails the test rather than letting every report pass.
+2. ring (7 laps at 4 ranks, precision 100): rank r sends 7 messages of 32 bytes to rank r+1 mod 4, as
+   tests/mpi/programs/ring.c does. The report's heat map must have 224 bytes in exactly those cells
+   and 0 elsewhere, its pair table 7 messages and 224 bytes for exactly those pairs, and its calls
+   table 7 MPI_Send and 7 MPI_Recv on every rank. A lossless ring has no histograms.
+3. convergence (10 timesteps at 4 ranks, precision 0): every value the merge turned into a histogram
+   must have its chart (as many as h-dump --json has), whose bars add up to the histogram's count;
+   the inner loop's count is one, within the 38..42 iterations the program documents; the matrix's
+   messages must add up to the inner iterations the program prints (one send per rank and
+   iteration), within 1% (loop counts count by their means), and its bytes to 32 per message.
+4. Every page, as text/html and as XHTML (the same file named .xhtml): Chromium logs no console
+   message, loads nothing but the page, and finds no markup error (an XML parse error shows as a
+   <parsererror> element in the DOM; an HTML parser would repair it silently). The file itself has
+   no script, no external reference and is well-formed XML. The checks of 2 and 3 read the DOM
+   Chromium built from the HTML page (--dump-dom), by class names and data- attributes.
+5. A truncated trace and a missing one: h-report exits 1 with one line naming the file, writes nothing.
+
+Exit status 0 passes, 1 fails, 77 skips (no Chromium, or no mpirun), as Meson reads them. The
+scratch directory is kept after a failure (and with --keep).
+"""
+
+import argparse
+import html.parser
+import json
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import xml.etree.ElementTree as ElementTree
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "mpi"))
+from mpi_launch import mpirun_command  # noqa: E402
+
+SKIP = 77
+RANKS = 4
+RING_LAPS = 7
+RING_MESSAGE_BYTES = 32  # ring.c: 4 long longs
+CONVERGENCE_TIMESTEPS = 10
+CONVERGENCE_MESSAGE_BYTES = 32  # convergence.c: 4 long longs
+CONVERGENCE_ITERATIONS = (38, 42)  # convergence.c: FEWEST_ITERATIONS .. + ITERATION_SPREAD - 1
+MESSAGES_TOLERANCE = 0.01
+RUN_TIMEOUT = 120
+# The only absolute addresses a self-contained page may hold: the namespaces of its markup.
+NAMESPACES = {"http://www.w3.org/1999/xhtml", "http://www.w3.org/2000/svg"}
+
+
+class TestFailure(Exception):
+    pass
+
+
+def run(command, env=None, timeout=RUN_TIMEOUT):
+    """Runs a command in its own process group, so that a time limit ends mpirun's ranks too."""
+    print("$ " + " ".join(str(part) for part in command), flush=True)
+    process = subprocess.Popen([str(part) for part in command], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env, start_new_session=True)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise TestFailure(f"{command[0]} ran into the time limit of {timeout} s")
+    return subprocess.CompletedProcess(command, process.returncode, out, err)
+
+
+# ---- Chromium ----
+
+class Chromium:
+    def __init__(self, binary, profile):
+        self.binary = binary
+        self.profile = profile
+
+    def load(self, page):
+        """Opens `page` headless; returns the DOM Chromium built, the console messages it logged and
+        the URLs it loaded. --v=1 makes it log each file it loads; console messages it logs anyway."""
+        url = page.resolve().as_uri()
+        result = run([self.binary, "--headless", "--disable-gpu", "--no-sandbox", f"--user-data-dir={self.profile}",
+                      "--enable-logging=stderr", "--v=1", "--dump-dom", url])
+        if result.returncode != 0 or "<html" not in result.stdout:
+            raise TestFailure(f"chromium could not open {page} (exit status {result.returncode}): "
+                              f"{result.stderr[-2000:]}")
+        console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+        loaded = re.findall(r"FileURLLoader::Start: (\S+)", result.stderr)
+        return result.stdout, console, loaded
+
+
+def check_chromium_sees_errors(chromium, directory):
+    """Chromium must show the errors this test looks for, on pages made to have them."""
+    noisy = directory / "console-error.html"
+    noisy.write_text('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"/><title>t</title></head>'
+                     '<body><p>text</p><img src="missing.png" alt=""/>'
+                     '<script>console.error("deliberate");</script></body></html>\n')
+    _, console, loaded = chromium.load(noisy)
+    if not any("deliberate" in line for line in console):
+        raise TestFailure("this chromium does not log console errors to stderr: the test could not see them")
+    if not any(url.endswith("missing.png") for url in loaded):
+        raise TestFailure("this chromium does not log the files a page loads: the test could not see them")
+    broken = directory / "markup-error.xhtml"
+    broken.write_text('<!DOCTYPE html>\n<html xmlns="http://www.w3.org/1999/xhtml" lang="en"><head>'
+                      '<meta charset="utf-8"/><title>t</title></head><body><p>text<br></p></body></html>\n')
+    dom, _, _ = chromium.load(broken)
+    if "<parsererror" not in dom:
+        raise TestFailure("this chromium does not show XHTML markup errors in the DOM: the test could not see them")
+
+
+# ---- the page ----
+
+class Element:
+    def __init__(self, tag, attributes, parent):
+        self.tag = tag
+        self.attributes = attributes
+        self.parent = parent
+        self.children = []
+
+    def classes(self):
+        return set(self.attributes.get("class", "").split())
+
+    def find_all(self, tag=None, css_class=None):
+        for child in self.children:
+            if (tag is None or child.tag == tag) and (css_class is None or css_class in child.classes()):
+                yield child
+            yield from child.find_all(tag, css_class)
+
+    def find(self, tag=None, css_class=None):
+        return next(self.find_all(tag, css_class), None)
+
+
+class DomBuilder(html.parser.HTMLParser):
+    """The tree of Chromium's serialized DOM (elements and attributes; text is not needed)."""
+    VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__()
+        self.root = Element("#document", {}, None)
+        self.current = self.root
+
+    def handle_starttag(self, tag, attrs):
+        element = Element(tag, {name: value or "" for name, value in attrs}, self.current)
+        self.current.children.append(element)
+        if tag not in self.VOID:
+            self.current = element
+
+    def handle_startendtag(self, tag, attrs):
+        self.current.children.append(Element(tag, {name: value or "" for name, value in attrs}, self.current))
+
+    def handle_endtag(self, tag):
+        element = self.current
+        while element is not self.root and element.tag != tag:
+            element = element.parent
+        if element is not self.root:
+            self.current = element.parent
+
+
+def dom_of(text):
+    builder = DomBuilder()
+    builder.feed(text)
+    builder.close()
+    return builder.root
+
+
+def check_file_is_self_contained(page, failures):
+    text = page.read_text(encoding="utf-8")
+    try:
+        ElementTree.fromstring(text.split("\n", 1)[1] if text.startswith("<!DOCTYPE") else text)
+    except ElementTree.ParseError as error:
+        failures.append(f"{page.name}: not well-formed XML: {error}")
+    if re.search(r"<script", text, re.IGNORECASE):
+        failures.append(f"{page.name}: holds a script")
+    for reference in re.findall(r'\b(?:src|href)="([^"]*)"', text):
+        if not reference.startswith("#"):
+            failures.append(f"{page.name}: refers to {reference}, outside the page")
+    for address in set(re.findall(r"https?://[^\s\"')]+", text)) - NAMESPACES:
+        failures.append(f"{page.name}: names {address}")
+    if re.search(r"url\(|@import", text):
+        failures.append(f"{page.name}: its style fetches something (url() or @import)")
+
+
+def load_page(chromium, page, failures):
+    """Opens the report as HTML and as XHTML; returns the DOM of the HTML page."""
+    check_file_is_self_contained(page, failures)
+    dom, console, loaded = chromium.load(page)
+    failures.extend(f"{page.name}: console: {line}" for line in console)
+    failures.extend(f"{page.name}: loaded {url}" for url in loaded if url != page.resolve().as_uri())
+    as_xhtml = page.with_suffix(".xhtml")
+    shutil.copyfile(page, as_xhtml)
+    xhtml_dom, console, _ = chromium.load(as_xhtml)
+    if "<parsererror" in xhtml_dom:
+        error = re.search(r"<parsererror.*?</parsererror>", xhtml_dom, re.DOTALL)
+        failures.append(f"{page.name}: markup error as XHTML: {re.sub('<[^>]+>', ' ', error.group(0)).strip()}")
+    failures.extend(f"{as_xhtml.name}: console: {line}" for line in console)
+    root = dom_of(dom)
+    for section in ("header", "structure", "histograms", "matrix", "calls"):
+        if not any(e.attributes.get("id") == section for e in root.find_all("section")):
+            failures.append(f"{page.name}: no section '{section}'")
+    return root
+
+
+def section(root, name):
+    return next((e for e in root.find_all("section") if e.attributes.get("id") == name), Element("section", {}, None))
+
+
+def expand_ranks(text):
+    """'0-2,5' -> [0, 1, 2, 5]"""
+    ranks = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        ranks.extend(range(int(first), int(last or first) + 1))
+    return ranks
+
+
+def calls_per_rank(root):
+    """{rank: {function: calls}} from the calls table."""
+    calls = {}
+    for row in section(root, "calls").find_all("tr", "rank-calls"):
+        counts = {cell.attributes["data-op"]: float(cell.attributes["data-calls"]) for cell in row.find_all("td")}
+        for rank in expand_ranks(row.attributes["data-ranks"]):
+            calls[rank] = counts
+    return calls
+
+
+def matrix_cells(root):
+    """{(sender, receiver): bytes} from the heat map's cells, and the pair table's
+    {(sender, receiver): (messages, bytes)}."""
+    matrix = section(root, "matrix")
+    heat_map = matrix.find("svg", "heat-map")
+    if heat_map is None:
+        return None, None
+    cells = {}
+    for rect in heat_map.find_all("rect"):
+        cell = rect.attributes
+        if "data-row" in cell:
+            cells[int(cell["data-row"]), int(cell["data-column"])] = float(cell["data-value"])
+    pairs = {}
+    for row in matrix.find_all("tr", "pair"):
+        pair = row.attributes
+        pairs[int(pair["data-from"]), int(pair["data-to"])] = (float(pair["data-messages"]), float(pair["data-bytes"]))
+    return cells, pairs
+
+
+# ---- the two programs ----
+
+def trace(args, program, program_args, precision, trace_path):
+    env = dict(os.environ, HTRACE_FILE=str(trace_path), MERGE_PRECISION=str(precision))
+    env.pop("CALL_LOG_DIR", None)
+    result = run(mpirun_command(args.mpirun, RANKS, [args.h_trace, program, *program_args]), env=env)
+    if result.returncode != 0 or not trace_path.is_file():
+        raise TestFailure(f"tracing {program} failed (exit status {result.returncode}):\n"
+                          f"{result.stdout}{result.stderr}")
+    return result.stdout
+
+
+def report(args, trace_path, page):
+    result = run([sys.executable, args.h_report, "--h-dump", args.h_dump, trace_path, "-o", page])
+    if result.returncode != 0:
+        raise TestFailure(f"h-report {trace_path} exited {result.returncode}: {result.stderr}")
+
+
+def check_ring(args, chromium, directory, failures):
+    trace_path = directory / "ring.h"
+    trace(args, args.ring, [str(RING_LAPS)], 100, trace_path)
+    page = directory / "ring.html"
+    report(args, trace_path, page)
+    root = load_page(chromium, page, failures)
+
+    expected_bytes = RING_LAPS * RING_MESSAGE_BYTES
+    right = {(rank, (rank + 1) % RANKS) for rank in range(RANKS)}
+    cells, pairs = matrix_cells(root)
+    if cells is None:
+        failures.append("ring.html: no heat map (svg.heat-map) in the matrix section")
+    else:
+        expected_cells = {(s, r): (expected_bytes if (s, r) in right else 0)
+                          for s in range(RANKS) for r in range(RANKS)}
+        if cells != expected_cells:
+            failures.append(f"ring.html: heat map {sorted(cells.items())}, expected {sorted(expected_cells.items())}")
+        expected_pairs = {pair: (RING_LAPS, expected_bytes) for pair in right}
+        if pairs != expected_pairs:
+            failures.append(f"ring.html: pair table {sorted(pairs.items())}, expected {sorted(expected_pairs.items())}")
+    calls = calls_per_rank(root)
+    for rank in range(RANKS):
+        mine = calls.get(rank, {})
+        if mine.get("MPI_Send") != RING_LAPS or mine.get("MPI_Recv") != RING_LAPS or mine.get("MPI_Allreduce") != 1:
+            failures.append(f"ring.html: rank {rank} calls {mine}, expected {RING_LAPS} MPI_Send, {RING_LAPS} "
+                            "MPI_Recv and 1 MPI_Allreduce")
+    if any(True for _ in section(root, "histograms").find_all("figure", "histogram")):
+        failures.append("ring.html: a lossless ring trace shows histograms")
+
+
+def histograms_in(body):
+    """How many values of an h-dump --json body are histograms (loop counts included)."""
+    count = 0
+    for node in body:
+        if "loop" in node:
+            count += isinstance(node["loop"], dict) and "histogram" in node["loop"]
+            count += histograms_in(node["body"])
+        else:
+            count += sum(isinstance(v, dict) and "histogram" in v for v in node["params"].values())
+    return count
+
+
+def check_convergence(args, chromium, directory, failures):
+    trace_path = directory / "convergence.h"
+    output = trace(args, args.convergence, [str(CONVERGENCE_TIMESTEPS)], 0, trace_path)
+    found = re.search(r"inner iterations \(all ranks\) (\d+)", output)
+    if not found:
+        raise TestFailure(f"convergence did not print its inner iterations: {output}")
+    messages = int(found.group(1))
+    page = directory / "convergence.html"
+    report(args, trace_path, page)
+    root = load_page(chromium, page, failures)
+
+    dumped = run([args.h_dump, "--json", trace_path])
+    expected_charts = histograms_in(json.loads(dumped.stdout)["body"])
+    figures = list(section(root, "histograms").find_all("figure", "histogram"))
+    if expected_charts == 0 or len(figures) != expected_charts:
+        failures.append(f"convergence.html: {len(figures)} histogram charts, the trace has {expected_charts} "
+                        "histograms (at least one expected at precision 0)")
+    for figure in figures:
+        name = figure.attributes.get("id")
+        chart = figure.find("svg", "bar-chart")
+        if chart is None:
+            failures.append(f"convergence.html: histogram {name} has no bar chart")
+            continue
+        bars = sum(float(rect.attributes["data-value"]) for rect in chart.find_all("rect")
+                   if "data-value" in rect.attributes)
+        if bars != float(figure.attributes["data-count"]):
+            failures.append(f"convergence.html: histogram {name}: bars add up to {bars}, its count is "
+                            f"{figure.attributes['data-count']}")
+        for end in ("min-rank", "max-rank"):
+            if not 0 <= int(figure.attributes[f"data-{end}"]) < RANKS:
+                failures.append(f"convergence.html: histogram {name}: {end} {figure.attributes[f'data-{end}']}")
+    loop_counts = [f for f in figures if f.attributes.get("data-role") == "iterations"]
+    low, high = CONVERGENCE_ITERATIONS
+    if not loop_counts:
+        failures.append("convergence.html: no chart of the inner loop's count")
+    for figure in loop_counts:
+        if not low <= int(figure.attributes["data-min"]) <= int(figure.attributes["data-max"]) <= high:
+            failures.append(f"convergence.html: loop count from {figure.attributes['data-min']} to "
+                            f"{figure.attributes['data-max']}, the program iterates {low}..{high} times")
+
+    cells, pairs = matrix_cells(root)
+    if cells is None:
+        failures.append("convergence.html: no heat map (svg.heat-map) in the matrix section")
+        return
+    sent = sum(m for m, _ in pairs.values())
+    sent_bytes = sum(b for _, b in pairs.values())
+    if abs(sent - messages) > MESSAGES_TOLERANCE * messages:
+        failures.append(f"convergence.html: the matrix has {sent} messages, the program sent {messages}")
+    if abs(sent_bytes - CONVERGENCE_MESSAGE_BYTES * sent) > 1e-6 * sent_bytes:
+        failures.append(f"convergence.html: the matrix has {sent_bytes} bytes for {sent} messages of "
+                        f"{CONVERGENCE_MESSAGE_BYTES} bytes")
+    if abs(sum(cells.values()) - sent_bytes) > 1e-6 * sent_bytes:
+        failures.append(f"convergence.html: the heat map has {sum(cells.values())} bytes, the pair table {sent_bytes}")
+
+
+def check_damaged_traces(args, directory, failures):
+    whole = (directory / "ring.h").read_bytes()
+    cut = directory / "ring-cut.h"
+    cut.write_bytes(whole[: len(whole) // 2])
+    for trace_path, problem in ((cut, "truncated"), (directory / "no-such-trace.h", "No such file")):
+        page = directory / f"{trace_path.stem}.html"
+        result = run([sys.executable, args.h_report, "--h-dump", args.h_dump, trace_path, "-o", page])
+        lines = result.stderr.strip().splitlines()
+        if (result.returncode != 1 or len(lines) != 1 or str(trace_path) not in lines[0]
+                or problem not in lines[0] or page.exists()):
+            failures.append(f"h-report {trace_path.name}: exit status {result.returncode}, stderr {result.stderr!r}, "
+                            f"report written: {page.exists()}; expected status 1 and one line naming the file "
+                            f"and '{problem}', and no report")
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    parser.add_argument("--h-trace", required=True)
+    parser.add_argument("--h-dump", required=True)
+    parser.add_argument("--h-report", required=True)
+    parser.add_argument("--ring", required=True, help="tests/mpi's ring program")
+    parser.add_argument("--convergence", required=True, help="tests/mpi's convergence program")
+    parser.add_argument("--mpirun", default=shutil.which("mpirun"))
+    parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
+    return parser.parse_args(argv)
+
+
+def main(argv):
+    args = parse_arguments(argv)
+    if not args.chromium:
+        print("check_report.py: no chromium or chromium-browser here: skipped")
+        return SKIP
+    if not args.mpirun:
+        print("check_report.py: no mpirun here: skipped")
+        return SKIP
+    directory = pathlib.Path(tempfile.mkdtemp(prefix="check-report."))
+    chromium = Chromium(args.chromium, directory / "chromium-profile")
+    failures = []
+    try:
+        check_chromium_sees_errors(chromium, directory)
+        check_ring(args, chromium, directory, failures)
+        check_convergence(args, chromium, directory, failures)
+        check_damaged_traces(args, directory, failures)
+    except TestFailure as failure:
+        failures.append(str(failure))
+    if failures:
+        print("FAIL:\n  " + "\n  ".join(failures))
+        print(f"scratch directory kept: {directory}")
+        return 1
+    print("PASS: the reports load without errors in Chromium and show what ring and convergence did")
+    if args.keep:
+        print(f"scratch directory kept: {directory}")
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
