@@ -122,6 +122,12 @@ static inline void log_call(const char *function, long long bytes)
     log_call_full(function, bytes, 0, NULL, 0, NULL);
 }
 
+/* A call on a file (MPI-IO or POSIX I/O): no peers, `bytes` read or written. */
+static inline void log_io(const char *function, long long bytes)
+{
+    log_call(function, bytes);
+}
+
 /* A call with one peer: a rooted collective (the root's world rank). */
 static inline void log_call_peer(const char *function, long long bytes, int peer)
 {

@@ -18,12 +18,6 @@
 
 #include "logged_start.h"
 
-/* A call on a file: no peers, `bytes` moved. */
-static void log_io(const char *function, long long bytes)
-{
-    log_call(function, bytes);
-}
-
 int main(int argc, char **argv)
 {
     int rank, size;

@@ -26,12 +26,6 @@
 
 static const char input_name[] = "input.dat";
 
-/* A call on a file: no peers, `bytes` moved. */
-static void log_io(const char *function, long long bytes)
-{
-    log_call(function, bytes);
-}
-
 /* A call that failed (already logged, if after MPI_Init): the job cannot go on. */
 static void fail(const char *function, const char *name)
 {

@@ -33,12 +33,6 @@ enum { TRAILER_BYTES = 64, HEADER_BYTES = 16, SCRATCH_BYTES = 10 };
 /* What a block is filled for, besides the timesteps (0 .. STEPS-1). */
 enum { TRAILER = 1000001, HEADER = 1000002, SCRATCH = 1000003 };
 
-/* A call on a file: no peers, `bytes` moved. */
-static void log_io(const char *function, long long bytes)
-{
-    log_call(function, bytes);
-}
-
 /* A call that failed (already logged): the job cannot go on. */
 static void fail(const char *function, const char *name)
 {
