@@ -3,6 +3,7 @@
 #include "capture/clock.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
+#include "capture/file_view.hpp"
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
 #include "capture/signature.hpp"
@@ -864,6 +865,14 @@ void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, 
     }
     if (call.op == Op::File_set_view) {
         call.add(Role::view_disp, int64_t(args.disp));
+        const FileViewLayout layout = file_view_layout(args.filetype);
+        if (!layout.contiguous) {
+            call.add(Role::view_lb, layout.lb);
+            call.add(Role::view_block, layout.block);
+            call.add(Role::view_blocks, layout.strided ? layout.blocks : -1);
+            call.add(Role::view_stride, layout.stride);
+            call.add(Role::view_extent, layout.extent);
+        }
         if (rc == MPI_SUCCESS && f != nullptr) f->etype_bytes = std::max<int64_t>(type_sizes_.of(args.etype), 1);
         return;
     }

@@ -65,6 +65,23 @@ const char* stream_mode(int64_t amode)
     return both ? "r+" : "r";
 }
 
+// The view's filetype: the recorded strided blocks, placed in a tile of the recorded extent; bytes
+// where the trace holds no layout (a contiguous view, or one that is not strided blocks).
+MPI_Datatype strided_filetype(const ScheduledCall::ViewLayout& view)
+{
+    if (view.blocks <= 0 || view.block <= 0 || view.extent <= 0) return MPI_BYTE;
+    MPI_Datatype blocks = MPI_DATATYPE_NULL, placed = MPI_DATATYPE_NULL, tile = MPI_DATATYPE_NULL;
+    MPI_Type_create_hvector(static_cast<int>(view.blocks), static_cast<int>(view.block), view.stride, MPI_BYTE, &blocks);
+    const int one = 1;
+    const MPI_Aint lb = view.lb;
+    MPI_Type_create_hindexed(1, &one, &lb, blocks, &placed);
+    MPI_Type_create_resized(placed, 0, view.extent, &tile);
+    MPI_Type_commit(&tile);
+    MPI_Type_free(&blocks);
+    MPI_Type_free(&placed);
+    return tile;
+}
+
 int as_count(int64_t bytes)
 {
     if (bytes > INT_MAX) throw std::runtime_error("an I/O call of " + std::to_string(bytes) + " bytes exceeds MPI's int count");
@@ -128,10 +145,12 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Re
         MPI_File_get_size(file.fh, &size);
         return;
     }
-    case Op::File_set_view:
-        file.disp = call.view_disp;
-        MPI_File_set_view(file.fh, call.view_disp, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL);
+    case Op::File_set_view: {
+        MPI_Datatype filetype = strided_filetype(call.view);
+        MPI_File_set_view(file.fh, call.view_disp, MPI_BYTE, filetype, "native", MPI_INFO_NULL);
+        if (filetype != MPI_BYTE) MPI_Type_free(&filetype);
         return;
+    }
     case Op::File_seek:
         MPI_File_seek(file.fh, call.offset, mpi_whence(call.whence));
         return;
@@ -230,22 +249,22 @@ void Files::read(const ScheduledCall& call, Open& file, char* buffer, MPI_Reques
     const Op op = call.op;
     const int count = as_count(call.recv_bytes);
     const int64_t offset = std::max<int64_t>(0, call.offset);
-    // How far this read reaches, where the rank alone says.
+    // How far this read reaches, where the rank alone says: the file byte after the last one it reads,
+    // as the view maps positions in its data to the file.
     int64_t end = -1;
-    MPI_Offset position = 0;
-    MPI_Offset byte = 0;
+    MPI_Offset position = -1;
     if (is_one_of(op, {Op::File_read_at, Op::File_read_at_all, Op::File_read_at_all_begin, Op::File_iread_at,
                        Op::File_iread_at_all})) {
-        end = file.disp + offset + count;
+        position = offset;
     } else if (is_one_of(op, {Op::File_read, Op::File_read_all, Op::File_read_all_begin, Op::File_iread,
                               Op::File_iread_all})) {
         MPI_File_get_position(file.fh, &position);
-        MPI_File_get_byte_offset(file.fh, position, &byte);
-        end = byte + count;
     } else if (op == Op::File_read_shared || op == Op::File_iread_shared) {
         MPI_File_get_position_shared(file.fh, &position);
-        MPI_File_get_byte_offset(file.fh, position, &byte);
-        end = byte + count;
+    }
+    MPI_Offset last = 0;
+    if (position >= 0 && count > 0 && MPI_File_get_byte_offset(file.fh, position + count - 1, &last) == MPI_SUCCESS) {
+        end = last + 1;
     }
     if (end > 0) extend_to(file.path, end);
     switch (op) {

@@ -1,7 +1,8 @@
 #pragma once
 // Issues the I/O calls of a schedule (replay/schedule.hpp, CallKind::io), MPI-IO and POSIX, on files
 // inside a sandbox directory (replay/sandbox.hpp), with scratch data. MPI-IO views are of bytes at
-// the recorded displacement, so offsets and sizes are the recorded bytes.
+// the recorded displacement, in the recorded strided blocks where the filetype was not contiguous,
+// so offsets and sizes are the recorded bytes.
 
 #include "replay/schedule.hpp"
 
@@ -34,7 +35,6 @@ private:
         int fd = -1;              // POSIX: open, openat, creat
         FILE* stream = nullptr;   //   fopen
         std::string path;
-        int64_t disp = 0;  // the view's displacement
     };
     void posix(const ScheduledCall& call, char* buffer);
     void open_posix(const ScheduledCall& call);

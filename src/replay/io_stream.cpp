@@ -31,6 +31,11 @@ void RankStream::io(const Event& e, size_t me)
         case Role::whence: call.whence = *v; break;
         case Role::file_size: call.file_size = std::max<int64_t>(0, *v); break;
         case Role::view_disp: call.view_disp = std::max<int64_t>(0, *v); break;
+        case Role::view_lb: call.view.lb = *v; break;
+        case Role::view_block: call.view.block = *v; break;
+        case Role::view_blocks: call.view.blocks = *v; break;  // -1: a layout the trace does not hold
+        case Role::view_stride: call.view.stride = *v; break;
+        case Role::view_extent: call.view.extent = *v; break;
         case Role::bytes: call.bytes = std::max<int64_t>(0, *v); break;
         case Role::recv_bytes: call.recv_bytes = std::max<int64_t>(0, *v); break;
         default: break;

@@ -64,9 +64,9 @@ enum class CallKind : uint8_t {
     one_sided,   // `op` on window `window`: to or from `peer` (`bytes` at the origin, `target_bytes` at
                  // the target, `recv_bytes` of a result), or its synchronization (`assertion`,
                  // `lock_type`, `group`); window creation, free and fence are collectives
-    io,          // MPI-IO `op` on file `file` (opened on `comm` as `path`, with `amode`): `bytes` written
-                 // or `recv_bytes` read at `offset` (bytes from the view's start), a seek (`offset`,
-                 // `whence`), a size (`file_size`) or a view (`view_disp`)
+    io,          // MPI-IO or POSIX I/O `op` on file `file` (opened on `comm` as `path`, with `amode`):
+                 // `bytes` written or `recv_bytes` read at `offset` (bytes from the view's start), a
+                 // seek (`offset`, `whence`), a size (`file_size`) or a view (`view_disp`, `view`)
 };
 
 struct ScheduledCall {
@@ -103,6 +103,11 @@ struct ScheduledCall {
     int64_t whence = 0;                   //   kSeekSet, kSeekCur, kSeekEnd
     int64_t file_size = 0;
     int64_t view_disp = 0;
+    // A view's filetype as strided blocks (Role::view_lb ...); blocks 0: bytes from the displacement.
+    struct ViewLayout {
+        int64_t lb = 0, block = 0, blocks = 0, stride = 0, extent = 0;
+        bool operator==(const ViewLayout&) const = default;
+    } view;
     double seconds = 0;                   // compute
     const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
 

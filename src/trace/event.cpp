@@ -11,7 +11,8 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "matched_peer", "matched_tag", "new_comm", "color", "key", "completed_set", "cancelled_set",
     "synchronous", "cancelled_peer", "cancelled_tag", "cancelled_comm",
     "remote_leader", "window", "target_bytes", "assertion", "lock_type",
-    "file", "file_name", "amode", "offset", "whence", "file_size", "view_disp",
+    "file", "file_name", "amode", "offset", "whence", "file_size", "view_disp", "view_lb", "view_block", "view_blocks",
+    "view_stride", "view_extent",
 };
 
 }  // namespace
@@ -33,7 +34,9 @@ bool role_is_categorical(Role role)
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
            role == Role::root || role == Role::synchronous || role == Role::cancelled_comm ||
            role == Role::remote_leader || role == Role::window || role == Role::assertion || role == Role::lock_type ||
-           role == Role::file || role == Role::file_name || role == Role::amode || role == Role::whence;
+           role == Role::file || role == Role::file_name || role == Role::amode || role == Role::whence ||
+           role == Role::view_lb || role == Role::view_block || role == Role::view_blocks ||
+           role == Role::view_stride || role == Role::view_extent;
 }
 
 void TimeStats::add(double seconds)

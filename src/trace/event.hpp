@@ -51,8 +51,16 @@ enum class Role : uint8_t {
     whence,        // a seek's origin: kSeekSet, kSeekCur or kSeekEnd
     file_size,     // MPI_File_set_size, _preallocate, _get_size, ftruncate: bytes
     view_disp,     // MPI_File_set_view: the displacement in bytes
+    // A view whose filetype is not contiguous bytes, as strided blocks tiled every view_extent bytes:
+    // view_blocks blocks of view_block bytes, view_stride bytes apart, the first view_lb bytes into
+    // the tile; view_blocks is -1 for a layout that is not such blocks (replayed as contiguous).
+    view_lb,
+    view_block,
+    view_blocks,
+    view_stride,
+    view_extent,
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::view_disp) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::view_extent) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
