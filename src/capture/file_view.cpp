@@ -1,5 +1,6 @@
 #include "capture/file_view.hpp"
 
+#include <cstddef>
 #include <vector>
 
 namespace htrace::capture {
