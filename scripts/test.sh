@@ -2,7 +2,8 @@
 # Builds h-trace and runs the whole test suite (unit tests and MPI end-to-end tests) against
 # Open MPI, with the replay-fidelity tests on SimGrid's simulated network, the deadlock checker and
 # the studies, then the C tests against MPICH, lossless and at one rank count each (the simulated
-# tests, lower merge precisions, more rank counts, the checker and the studies once are enough).
+# tests, lower merge precisions, more rank counts, the module unit tests, the checker and the studies
+# once are enough).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
