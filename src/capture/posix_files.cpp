@@ -93,7 +93,7 @@ bool PosixFiles::describe(RecordedCall& call, const CallArgs& args, int rc, cons
                           std::map<int64_t, std::string>& file_names, int world_rank)
 {
     const Op op = call.op;
-    if (is_one_of(op, {Op::posix_open, Op::posix_openat, Op::posix_creat, Op::posix_fopen})) {
+    if (is_posix_open(op)) {
         if (excluded(args.filename, args.directory_fd)) {
             if (rc == 0) open_.push_back({args.fd, -1});
             return false;

@@ -451,8 +451,10 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
     RecordedCall call;
     call.op = op;
     if (is_posix_io(op)) {
-        std::vector<int64_t> mpi_file_ids;
-        for (const auto& f : files_) mpi_file_ids.push_back(f.id);
+        std::vector<int64_t> mpi_file_ids;  // only an open needs them: no allocation on every read or write
+        if (is_posix_open(op)) {
+            for (const auto& f : files_) mpi_file_ids.push_back(f.id);
+        }
         if (!posix_files_.describe(call, args, rc, mpi_file_ids, file_names_, world_rank_)) return;
     }
     call.signature = call_path_signature(site);

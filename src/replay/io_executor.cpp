@@ -192,7 +192,7 @@ void Files::open_posix(const ScheduledCall& call)
 void Files::posix(const ScheduledCall& call, char* buffer)
 {
     const Op op = call.op;
-    if (is_one_of(op, {Op::posix_open, Op::posix_openat, Op::posix_creat, Op::posix_fopen})) {
+    if (is_posix_open(op)) {
         open_posix(call);
         return;
     }

@@ -111,6 +111,8 @@ bool is_window_collective(Op op)
 
 bool is_posix_io(Op op) { return op >= Op::posix_open && op < Op::first_opaque; }
 
+bool is_posix_open(Op op) { return is_one_of(op, {Op::posix_open, Op::posix_openat, Op::posix_creat, Op::posix_fopen}); }
+
 bool is_collective_io(Op op)
 {
     if (operation_kind(op) != OperationKind::io || is_posix_io(op)) return false;

@@ -44,6 +44,8 @@ bool is_neighbor_collective(Op op);
 
 // POSIX I/O (kind io, like MPI-IO, but a rank's own: never collective).
 bool is_posix_io(Op op);
+// open, openat, creat and fopen: POSIX I/O that makes a file of the rank's.
+bool is_posix_open(Op op);
 
 // Collectives on a window: its creation, its free and MPI_Win_fence.
 bool is_window_collective(Op op);
