@@ -73,6 +73,14 @@ Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule)
     return Value(std::move(merged));
 }
 
+Value as_histogram(Weighted v, Role role, const MergeRule& rule)
+{
+    Histogram histogram(rule.histogram);
+    if (role_is_peer(role)) histogram.keep_seen_values();
+    add_to(histogram, v.value, v.weight, v.rank);
+    return Value(std::move(histogram));
+}
+
 uint64_t body_runs(const Value& iterations, uint64_t runs)
 {
     double per_run = 0;
@@ -81,7 +89,14 @@ uint64_t body_runs(const Value& iterations, uint64_t runs)
     } else if (iterations.is_histogram()) {
         per_run = iterations.histogram().mean();
     } else {
-        per_run = static_cast<double>(iterations.per_rank_range().second);
+        // Per rank, on average over the ranks (a loop only some ranks run counts 0 on the others).
+        double sum = 0;
+        double ranks = 0;
+        for (const auto& entry : iterations.per_rank()) {
+            sum += static_cast<double>(entry.value) * static_cast<double>(entry.ranks.size());
+            ranks += static_cast<double>(entry.ranks.size());
+        }
+        per_run = ranks > 0 ? sum / ranks : 0;
     }
     return static_cast<uint64_t>(std::max<long long>(std::llround(per_run * static_cast<double>(runs)), 1));
 }

@@ -33,6 +33,9 @@ struct Weighted {
 // by may_merge). Endpoints keep the exact set of values seen.
 Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule);
 
+// `v` alone as a histogram (what it would add to a merge).
+Value as_histogram(Weighted v, Role role, const MergeRule& rule);
+
 // How many times a loop's body runs in `runs` runs of the loop (at least once), for weighting what
 // the body stands for. A histogram count stands for its mean; the product is rounded only once,
 // so that optional calls (a count that is mostly 0) keep their weight.

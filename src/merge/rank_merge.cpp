@@ -2,9 +2,11 @@
 
 #include "merge/loop_folding.hpp"
 #include "merge/unroll.hpp"
+#include "trace/trace_file.hpp"
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 #include <set>
 #include <utility>
 
@@ -68,19 +70,9 @@ std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
     return {PerRankValue{v.exact(), ranks}};
 }
 
-// Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
-// (lossless). `calls_*` is how many calls (or loop instances) each side's value stands for, per rank.
-Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
-              uint64_t calls_b, Role role, const MergeRule& rule)
+// The per-rank values of both sides as one value (lossless).
+Value per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b)
 {
-    if (a == b && a.is_exact()) return a;
-    if (role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule)) {
-        const auto first = [](const RankList& r) { return r.empty() ? Rank{0} : r.runs().front().start; };
-        // As per-rank values, an exact value counts once for each of its ranks.
-        const auto spread = [](const Value& v, const RankList& r) { return v.is_exact() ? Value(as_per_rank(v, r)) : v; };
-        return merge_values({spread(a, ranks_a), calls_a, first(ranks_a)}, {spread(b, ranks_b), calls_b, first(ranks_b)},
-                            role, rule);
-    }
     std::map<int64_t, RankList> by_value;
     for (const auto& side : {as_per_rank(a, ranks_a), as_per_rank(b, ranks_b)}) {
         for (const auto& entry : side) {
@@ -94,6 +86,31 @@ Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const V
     return Value(std::move(entries));
 }
 
+// Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
+// (lossless). With `exact_if_smaller` (endpoints, and counts of loops without collectives), values
+// whose per-rank form takes no more bytes than their histogram stay per rank even so: nothing would
+// be saved, and exact values keep replay causal, where a pairwise exchange's peers `{+1 on even
+// ranks, -1 on odd}` drawn from a histogram would pair ranks at random, and a pipeline's first rank
+// would draw receives it never made. Other values follow the rule as written (DESIGN.md: merged
+// values become histograms). `calls_*` is how many calls (or loop instances) each side's value
+// stands for, per rank.
+Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
+              uint64_t calls_b, Role role, const MergeRule& rule, bool exact_if_smaller)
+{
+    if (a == b && a.is_exact()) return a;
+    if (!(role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule))) {
+        return per_rank_union(a, ranks_a, b, ranks_b);
+    }
+    const auto first = [](const RankList& r) { return r.empty() ? Rank{0} : r.runs().front().start; };
+    // As per-rank values, an exact value counts once for each of its ranks.
+    const auto spread = [](const Value& v, const RankList& r) { return v.is_exact() ? Value(as_per_rank(v, r)) : v; };
+    Value merged = merge_values({spread(a, ranks_a), calls_a, first(ranks_a)}, {spread(b, ranks_b), calls_b, first(ranks_b)},
+                                role, rule);
+    if (!exact_if_smaller || a.is_histogram() || b.is_histogram()) return merged;
+    Value exact = per_rank_union(a, ranks_a, b, ranks_b);
+    return encoded_size(exact) <= encoded_size(merged) ? exact : merged;
+}
+
 // Whether two values can become one: merged under the rule, or, across ranks, kept per rank (not
 // a histogram). One rank's iterations have no ranks to keep values apart by.
 bool values_fit(const Value& a, const Value& b, Role role, const MergeContext& context)
@@ -103,11 +120,13 @@ bool values_fit(const Value& a, const Value& b, Role role, const MergeContext& c
     return context.across == Across::ranks && !a.is_histogram() && !b.is_histogram();
 }
 
-// Both sides' values as one (values_fit holds).
+// Both sides' values as one (values_fit holds); `exact_if_smaller` as in combine().
 Value merged_value(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
-                   uint64_t calls_b, Role role, const MergeContext& context)
+                   uint64_t calls_b, Role role, const MergeContext& context, bool exact_if_smaller)
 {
-    if (context.across == Across::ranks) return combine(a, ranks_a, calls_a, b, ranks_b, calls_b, role, context.rule);
+    if (context.across == Across::ranks) {
+        return combine(a, ranks_a, calls_a, b, ranks_b, calls_b, role, context.rule, exact_if_smaller);
+    }
     if (a == b && !a.is_histogram()) return a;
     return merge_values({a, calls_a, context.rank}, {b, calls_b, context.rank}, role, context.rule);
 }
@@ -173,7 +192,9 @@ bool any_rank_may_call(const Node& node)
 {
     if (node.is_loop()) {
         const Loop& loop = node.loop();
-        return !loop.iterations.is_per_rank() && std::all_of(loop.body.begin(), loop.body.end(), any_rank_may_call);
+        // A count per rank around a collective would leave its instances apart among the members.
+        if (loop.iterations.is_per_rank() && contains_collective(loop.body)) return false;
+        return std::all_of(loop.body.begin(), loop.body.end(), any_rank_may_call);
     }
     const Event& e = node.event();
     switch (operation_kind(e.op)) {
@@ -194,7 +215,9 @@ bool any_rank_may_call(const Node& node)
     if (comm != nullptr && !(*comm == Value(kWorldComm))) return false;
     // A completion that found a request cancelled tells of the rank's own cancel.
     if (e.find(Role::cancelled_set) != nullptr || e.find(Role::cancelled_peer) != nullptr) return false;
-    return std::none_of(e.params.begin(), e.params.end(), [](const Param& p) { return p.value.is_per_rank(); });
+    // Peers kept per rank only to save bytes become histograms when shared (draw_peers).
+    return std::none_of(e.params.begin(), e.params.end(),
+                        [](const Param& p) { return p.value.is_per_rank() && !role_is_peer(p.role); });
 }
 
 void add_participants(Sequence& seq, const RankList& ranks)
@@ -204,6 +227,29 @@ void add_participants(Sequence& seq, const RankList& ranks)
             add_participants(node.loop().body, ranks);
         } else {
             node.event().ranks = node.event().ranks.unite(ranks);
+        }
+    }
+}
+
+// Peers kept per rank (combine()) in a body whose count is drawn become histograms, as they would
+// have been, where some participant has no peer of its own: a rank that ran no iteration may draw one.
+void draw_peers(Sequence& body, const MergeRule& rule)
+{
+    for (auto& node : body) {
+        if (node.is_loop()) {
+            draw_peers(node.loop().body, rule);
+            continue;
+        }
+        Event& e = node.event();
+        const auto ranks = static_cast<uint64_t>(std::max<int64_t>(e.ranks.size(), 1));
+        const uint64_t per_rank = std::max<uint64_t>(e.compute.count / ranks, 1);
+        for (auto& param : e.params) {
+            if (!role_is_peer(param.role) || !param.value.is_per_rank()) continue;
+            const auto& entries = param.value.per_rank_entries();
+            const int64_t covered = std::accumulate(entries.begin(), entries.end(), int64_t{0},
+                                                    [](int64_t n, const PerRankValue& v) { return n + v.ranks.size(); });
+            if (covered == e.ranks.size()) continue;
+            param.value = as_histogram({param.value, per_rank, e.ranks.runs().front().start}, param.role, rule);
         }
     }
 }
@@ -225,10 +271,24 @@ Node shared_optional_node(Node node, const RankList& own_ranks, uint64_t own, co
     const uint64_t count_weight = loop.iterations.is_exact() ? own * static_cast<uint64_t>(callers.size()) : own;
     const Rank first = callers.empty() ? Rank{0} : callers.runs().front().start;
     if (zeros > 0) {
-        loop.iterations = merge_values({loop.iterations, count_weight, first}, {Value(0), zeros, first}, Role::requests,
-                                       context.rule);
+        Value drawn = merge_values({loop.iterations, count_weight, first}, {Value(0), zeros, first}, Role::requests,
+                                   context.rule);
+        // Per-rank counts where they take no more bytes, as in combine(): the master's loop of a
+        // master/worker code is {n on rank 0, 0 elsewhere}, not a count any rank may draw. Not
+        // around collectives, whose instances need one count for all their members.
+        if (!loop.iterations.is_histogram() && !contains_collective(loop.body)) {
+            std::vector<Rank> idle;
+            for (Rank r : own_ranks.expand()) {
+                if (!callers.contains(r)) idle.push_back(r);
+            }
+            const RankList without = RankList::from_sorted(idle).unite(other_ranks);
+            Value exact = per_rank_union(loop.iterations, callers, Value(0), without);
+            if (encoded_size(exact) <= encoded_size(drawn)) drawn = std::move(exact);
+        }
+        loop.iterations = std::move(drawn);
     }
     add_participants(loop.body, own_ranks.unite(other_ranks));
+    if (!loop.iterations.is_per_rank()) draw_peers(loop.body, context.rule);
     return node;
 }
 
@@ -683,7 +743,8 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
         };
         for (size_t i = 0; i < x.params.size(); ++i) {
             x.params[i].value = merged_value(x.params[i].value, x.ranks, per_rank(x, weight_a), y.params[i].value,
-                                             y.ranks, per_rank(y, weight_b), x.params[i].role, context);
+                                             y.ranks, per_rank(y, weight_b), x.params[i].role, context,
+                                             role_is_peer(x.params[i].role));
         }
         x.signature = std::min(x.signature, y.signature);
         x.ranks = x.ranks.unite(y.ranks);
@@ -694,9 +755,11 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
     Loop& y = b.loop();
     const uint64_t body_a = body_runs(x.iterations, weight_a);
     const uint64_t body_b = body_runs(y.iterations, weight_b);
+    const bool collectives = contains_collective(x.body) || contains_collective(y.body);
     x.iterations = merged_value(x.iterations, participants(a), weight_a, y.iterations, participants(b), weight_b,
-                                Role::requests, context);
+                                Role::requests, context, !collectives);
     x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, context);
+    if (x.iterations.is_histogram()) draw_peers(x.body, context.rule);
     return a;
 }
 

@@ -588,6 +588,13 @@ uint32_t crc32(const uint8_t* data, size_t size)
 
 }  // namespace
 
+size_t encoded_size(const Value& value)
+{
+    Encoder out;
+    BodyWriter(out, Times::nanoseconds).value(value);
+    return out.bytes().size();
+}
+
 std::vector<uint8_t> encode_sequence(const Sequence& sequence)
 {
     Encoder out;

@@ -21,6 +21,9 @@ inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);
 
+// How many bytes the file spends on one value.
+size_t encoded_size(const Value& value);
+
 // A sequence alone (what ranks send each other during the merge).
 std::vector<uint8_t> encode_sequence(const Sequence& sequence);
 

@@ -1,13 +1,16 @@
 #include "merge/loop_folding.hpp"
 #include "merge/precision.hpp"
 #include "merge/rank_merge.hpp"
+#include "trace/trace_file.hpp"
 
 #include "support/trace_builders.hpp"
 
 #include <doctest/doctest.h>
 
 #include <map>
+#include <random>
 #include <string>
+#include <vector>
 
 using namespace htrace;
 using htrace::test::call;
@@ -180,4 +183,115 @@ TEST_CASE("the paper's 8-rank example merges into one Bcast with every rank's se
         expected.push_back("B:8");
         CHECK(calls == expected);
     }
+}
+
+namespace {
+
+// A send to `peer` (relative), `times` times in a loop, then a barrier; folded on rank `rank`.
+Sequence exchange(Rank rank, int64_t peer, int times, const MergeRule& rule)
+{
+    LoopFolder folder(rule, rank);
+    for (int t = 0; t < times; ++t) {
+        Event send = call('s');
+        send.params[0].value = Value(peer);
+        folder.append(std::move(send));
+    }
+    folder.append(test::collective('b', rank, Op::Barrier));
+    return test::with_rank(folder.finish(), rank);
+}
+
+// Merges the ranks' traces pairwise as the radix tree does.
+Sequence merge_tree(std::vector<Sequence> traces, const MergeRule& rule)
+{
+    for (size_t step = 1; step < traces.size(); step *= 2) {
+        for (size_t r = 0; r + step < traces.size(); r += 2 * step) {
+            traces[r] = merge_ranks(std::move(traces[r]), std::move(traces[r + step]), rule);
+        }
+    }
+    return std::move(traces[0]);
+}
+
+const Event& first_send(const Sequence& seq)
+{
+    REQUIRE(!seq.empty());
+    const Node& node = seq[0];
+    if (node.is_event()) return node.event();
+    REQUIRE(!node.loop().body.empty());
+    REQUIRE(node.loop().body[0].is_event());
+    return node.loop().body[0].event();
+}
+
+}  // namespace
+
+TEST_CASE("at precision 0 peers stay per rank where that takes no more bytes than their histogram")
+{
+    // A pairwise exchange: even ranks send to the next, odd ones to the one before. Drawn from a
+    // histogram of {+1, -1}, replay would pair ranks at random.
+    size_t bytes_at_4 = 0;
+    for (int ranks : {4, 16, 64}) {
+        CAPTURE(ranks);
+        std::vector<Sequence> traces;
+        for (Rank r = 0; r < ranks; ++r) traces.push_back(exchange(r, r % 2 == 0 ? 1 : ranks - 1, 10, at(0)));
+        const Sequence merged = merge_tree(std::move(traces), at(0));
+        const Value& peer = *first_send(merged).find(Role::peer);
+        REQUIRE(peer.is_per_rank());
+        for (Rank r = 0; r < ranks; ++r) CHECK(peer.value_for(r) == (r % 2 == 0 ? 1 : ranks - 1));
+        // Two entries of strided ranks: the same bytes at any rank count.
+        if (ranks == 4) bytes_at_4 = encoded_size(peer);
+        CHECK(encoded_size(peer) == bytes_at_4);
+    }
+    // Peers without a pattern in the rank: kept per rank they would cost an entry per run of ranks,
+    // so they become a histogram, which costs the same at any rank count.
+    std::mt19937 random(7);
+    std::vector<Sequence> traces;
+    for (Rank r = 0; r < 64; ++r) traces.push_back(exchange(r, 1 + static_cast<int64_t>(random() % 2), 10, at(0)));
+    const Sequence merged = merge_tree(std::move(traces), at(0));
+    const Value& peer = *first_send(merged).find(Role::peer);
+    REQUIRE(peer.is_histogram());
+    CHECK(peer.histogram().count() == 640);
+    // Other values follow the rule as written: land and sea sizes stay a histogram (test above).
+}
+
+TEST_CASE("at precision 0 a loop only some ranks run keeps its count per rank where that is smaller")
+{
+    // Master/worker: rank 0 sends 15 tasks, the others none. {15 on rank 0, 0 elsewhere} replays the
+    // master's loop on the master; a histogram {0 x 15, 15 x 1} would let any rank draw it.
+    auto rank_trace = [](Rank rank) {
+        LoopFolder folder(at(0), rank);
+        if (rank == 0) {
+            for (int t = 0; t < 15; ++t) folder.append(call('m', 8 + t));
+        }
+        folder.append(test::collective('b', rank, Op::Barrier));
+        return test::with_rank(folder.finish(), rank);
+    };
+    std::vector<Sequence> traces;
+    for (Rank r = 0; r < 16; ++r) traces.push_back(rank_trace(r));
+    const Sequence merged = merge_tree(std::move(traces), at(0));
+    REQUIRE(merged.size() == 2);
+    REQUIRE(merged[0].is_loop());
+    const Value& count = merged[0].loop().iterations;
+    REQUIRE(count.is_per_rank());
+    CHECK(count.value_for(0) == 15);
+    for (Rank r = 1; r < 16; ++r) CHECK(count.value_for(r) == 0);
+    CHECK(calls_of(merged, 0, 16).size() == 16);
+    CHECK(calls_of(merged, 5, 16).size() == 1);
+}
+
+TEST_CASE("peers kept per rank become a histogram where a loop around them is shared with a drawn count")
+{
+    // Ranks 0-31 exchange 3 to 9 times each, ranks 32-63 never: kept per rank, those counts would take
+    // more bytes than their histogram, so the loop becomes every rank's with a drawn count, and its
+    // peers must then be drawn too (a rank of 32-63 that draws an iteration has no peer of its own).
+    std::vector<Sequence> traces;
+    for (Rank r = 0; r < 64; ++r) {
+        const int times = r < 32 ? 3 + (r * 5 + 1) % 7 : 0;
+        traces.push_back(exchange(r, r % 2 == 0 ? 1 : 63, times, at(0)));
+    }
+    const Sequence merged = merge_tree(std::move(traces), at(0));
+    REQUIRE(merged[0].is_loop());
+    const Loop& loop = merged[0].loop();
+    REQUIRE(loop.iterations.is_histogram());
+    const Value& peer = *loop.body[0].event().find(Role::peer);
+    CHECK(peer.is_histogram());
+    CHECK(loop.body[0].event().ranks.to_string() == "0-63");
 }

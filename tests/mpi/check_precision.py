@@ -31,7 +31,8 @@ Below 100
     and one value per bin while the distinct values fit in the header's bins;
   - at P = 0, each function is one event for all ranks (each of these programs calls every MPI
     function from one line, and at 0 everything of one call site merges), and no value is kept per
-    rank (values that differ merge into histograms).
+    rank (values that differ merge into histograms), except peers that take no more bytes per rank
+    than as a histogram: each rank's is then the one peer it logged for the function.
   Per program:
   - convergence: the inner loop (a loop whose body holds one MPI_Send) iterates counts the program
     ran (a rank's own, or a histogram within the logged ones). At P = 0 MPI_Send is one event inside
@@ -449,12 +450,26 @@ class Checker:
 
     def check_nothing_per_rank(self):
         """At precision 0 every two values may merge, so a value that differs between ranks is a
-        histogram, never a lossless per-rank list."""
+        histogram, never a lossless per-rank list. Except peers: they stay per rank where that takes
+        no more bytes than their histogram (README, "Exact where that costs nothing"), and must then be exact:
+        each rank logged that one peer for the function, on every call."""
         for node, _ in each_node(self.body):
-            for value in [node.count] if isinstance(node, Loop) else node.params.values():
-                if value.per_rank is not None:
+            if isinstance(node, Loop):
+                values = [(None, node.count)]
+            else:
+                values = list(node.params.items())
+            for role, value in values:
+                if value.per_rank is None:
+                    continue
+                if role not in PEER_ROLES:
                     self.differ(f"{value.where}: at precision 0 values that differ merge into a histogram, but "
                                 f"this is kept per rank: {value.describe()}")
+                    continue
+                for rank in sorted(node.ranks):
+                    logged = set(logged_values(self.logs, node.op, role, rank, self.ranks))
+                    if logged != {value.for_rank(rank)}:
+                        self.differ(f"{value.where}: kept per rank, rank {rank} has {value.for_rank(rank)}, but "
+                                    f"it logged {sorted(logged) or 'no such call'}")
 
     def check_single_call_sites(self):
         """Where a function is one event for all its callers, its histograms hold the program's calls."""
