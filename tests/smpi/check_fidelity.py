@@ -2,15 +2,16 @@
 """Replay fidelity on a simulated network: does replaying a program's trace take the program's time?
 
     check_fidelity.py --smpirun PATH --platform XML --h-replay-smpi PATH --smpi-program PATH
-                      --h-trace PATH --np N [--mpirun PATH] [--tolerance PERCENT] [--timeout SECONDS]
-                      [--keep] -- PROGRAM ARGS...
+                      --h-trace PATH --np N [--mpirun PATH] [--precision P] [--tolerance PERCENT]
+                      [--timeout SECONDS] [--keep] -- PROGRAM ARGS...
 
 1. Runs the SMPI build of the program (--smpi-program, linked with job_timer.c) on the platform:
    `smpirun -platform XML -np N --cfg=smpi/simulate-computation:no SMPI_PROGRAM ARGS`. Its computation
    takes no simulated time, so its time is its communication on the simulated network; job_timer.c
    prints it, measured the way h-replay measures a replay.
-2. Traces the real MPI build (PROGRAM) losslessly: `mpirun -np N h-trace PROGRAM ARGS` with
-   MERGE_PRECISION=100, and requires it to print what the SMPI build printed (both did the same work).
+2. Traces the real MPI build (PROGRAM): `mpirun -np N h-trace PROGRAM ARGS` with MERGE_PRECISION=P
+   (--precision, default 100: lossless), and requires it to print what the SMPI build printed (both
+   did the same work).
 3. Replays the trace on the same platform: `smpirun ... h-replay-smpi --no-compute trace.h`, with SMPI
    asked to count host time between MPI calls as computation at a realistic host speed -- which
    h-replay-smpi must refuse by itself (its host time is its interpretation of the trace), or the
@@ -70,6 +71,7 @@ def parse_arguments(argv):
     parser.add_argument("--h-trace", required=True, help="the h-trace launcher")
     parser.add_argument("--np", required=True, type=int, help="rank count")
     parser.add_argument("--mpirun", help="mpirun to trace with (default: mpirun or mpiexec from PATH)")
+    parser.add_argument("--precision", type=int, default=100, help="MERGE_PRECISION of the trace (default 100)")
     parser.add_argument("--tolerance", type=float, default=2.0, help="percent the times may differ (default 2)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each run may take (default 120)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
@@ -95,11 +97,11 @@ def application_seconds(args, scratch):
 
 
 def trace_program(args, mpirun, scratch):
-    """Traces the MPI build losslessly; returns the trace and the program's output."""
+    """Traces the MPI build at the precision asked; returns the trace and the program's output."""
     trace = scratch / "trace.h"
     command = mpirun_command(mpirun, args.np, [os.path.abspath(args.h_trace)] + args.command)
-    status, stdout, stderr = run(command, {"HTRACE_FILE": str(trace), "MERGE_PRECISION": "100"}, scratch,
-                                 args.timeout)
+    status, stdout, stderr = run(command, {"HTRACE_FILE": str(trace), "MERGE_PRECISION": str(args.precision)},
+                                 scratch, args.timeout)
     if status != 0 or not trace.is_file():
         raise TestFailure(f"tracing failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
     return trace, program_output(stdout)
@@ -127,7 +129,7 @@ def run_case(args, mpirun, scratch):
 
     ratio = replay / application
     platform = pathlib.Path(args.platform).name
-    print(f"{pathlib.Path(args.command[0]).name} at {args.np} ranks on {platform}:\n"
+    print(f"{pathlib.Path(args.command[0]).name} at {args.np} ranks on {platform}, precision {args.precision}:\n"
           f"  application {application:.9f} s (simulated, communication only)\n"
           f"  replay      {replay:.9f} s (h-replay-smpi --no-compute)\n"
           f"  replay/application {ratio:.4f} ({100 * (ratio - 1):+.2f}%, bound {args.tolerance:g}%)", flush=True)
