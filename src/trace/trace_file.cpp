@@ -28,6 +28,11 @@ enum class Times : uint8_t { nanoseconds, exact };
 uint64_t to_nanoseconds(double seconds) { return static_cast<uint64_t>(std::llround(std::max(seconds, 0.0) * 1e9)); }
 double from_nanoseconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 enum class ValueTag : uint8_t { exact = 0, per_rank = 1, histogram = 2 };
+// How a histogram stores the values it has seen (peers): not at all, as deltas, or as runs of
+// consecutive values (format 7).
+enum class SeenValues : uint8_t { none = 0, deltas = 1, runs = 2 };
+// A run longer than any communicator makes (16 M ranks) is a corrupt file, not an allocation to attempt.
+constexpr uint64_t kMaxSeenRun = uint64_t{1} << 24;
 
 class Encoder {
 public:
@@ -192,15 +197,39 @@ public:
         out_.signed_int(h.max().value);
         out_.signed_int(h.max().rank);
         out_.unsigned_int(h.added_since_rebalance());
-        out_.byte(h.keeps_seen_values() ? 1 : 0);
-        if (h.keeps_seen_values()) {
-            out_.unsigned_int(h.seen_values().size());
-            int64_t previous = 0;
-            for (int64_t v : h.seen_values()) {
-                out_.signed_int(v - previous);
-                previous = v;
+        if (!h.keeps_seen_values()) {
+            out_.byte(static_cast<uint8_t>(SeenValues::none));
+            return;
+        }
+        // Peers relative to the caller fill whole ranges at large rank counts ({1, ..., 63}): as
+        // runs they cost a few bytes at any rank count. Whichever form is smaller is written.
+        Encoder deltas;
+        deltas.unsigned_int(h.seen_values().size());
+        int64_t previous = 0;
+        for (int64_t v : h.seen_values()) {
+            deltas.signed_int(v - previous);
+            previous = v;
+        }
+        Encoder runs;
+        std::vector<std::pair<int64_t, int64_t>> ranges;  // first and last value of each run
+        for (int64_t v : h.seen_values()) {
+            if (!ranges.empty() && ranges.back().second + 1 == v) {
+                ranges.back().second = v;
+            } else {
+                ranges.emplace_back(v, v);
             }
         }
+        runs.unsigned_int(ranges.size());
+        previous = 0;
+        for (const auto& [first, last] : ranges) {
+            runs.signed_int(first - previous);
+            runs.unsigned_int(static_cast<uint64_t>(last - first));
+            previous = last;
+        }
+        const bool as_runs = runs.bytes().size() < deltas.bytes().size();
+        out_.byte(static_cast<uint8_t>(as_runs ? SeenValues::runs : SeenValues::deltas));
+        const auto& chosen = as_runs ? runs.bytes() : deltas.bytes();
+        for (uint8_t b : chosen) out_.byte(b);
     }
 
     void value(const Value& v)
@@ -384,7 +413,8 @@ public:
         max.rank = static_cast<int32_t>(in_.signed_int());
         const auto added = static_cast<uint32_t>(in_.unsigned_int());
         std::optional<std::vector<int64_t>> seen;
-        if (in_.byte() != 0) {
+        const auto seen_form = static_cast<SeenValues>(in_.byte());
+        if (seen_form == SeenValues::deltas) {
             seen.emplace();
             const size_t count = in_.count();
             int64_t previous = 0;
@@ -392,6 +422,23 @@ public:
                 previous += in_.signed_int();
                 seen->push_back(previous);
             }
+        } else if (seen_form == SeenValues::runs) {
+            seen.emplace();
+            const size_t runs = in_.count();
+            int64_t previous = 0;
+            for (size_t i = 0; i < runs && in_.ok(); ++i) {
+                const int64_t first = previous + in_.signed_int();
+                const uint64_t length = in_.unsigned_int();
+                if (length > kMaxSeenRun) {
+                    in_.fail("corrupt: a run of " + std::to_string(length) + " seen values before byte " +
+                             std::to_string(in_.position()));
+                    break;
+                }
+                for (uint64_t k = 0; k <= length; ++k) seen->push_back(first + static_cast<int64_t>(k));
+                previous = first + static_cast<int64_t>(length);
+            }
+        } else if (seen_form != SeenValues::none) {
+            in_.fail("corrupt: unknown form of seen values before byte " + std::to_string(in_.position()));
         }
         if (!in_.ok()) return Histogram(config);
         auto histogram = Histogram::from_parts(config, std::move(bins), min, max, std::move(seen), added);

@@ -150,3 +150,32 @@ TEST_CASE("a file of another format version or not a trace at all says so")
     const std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o'};
     CHECK(decode_trace(text).error.find("not an h-trace file") != std::string::npos);
 }
+
+TEST_CASE("a peer histogram's seen values take a few bytes as runs where they fill a range")
+{
+    // Relative peers at 64 ranks: every value 1..63 seen, as a neighbour exchange on a torus gives.
+    Histogram dense(HistogramConfig{});
+    dense.keep_seen_values();
+    for (int64_t peer = 1; peer < 64; ++peer) dense.add(peer, 0);
+    // A few values far apart: stored as deltas, as before runs existed.
+    Histogram sparse(HistogramConfig{});
+    sparse.keep_seen_values();
+    for (int64_t peer : {1, 15, 40}) sparse.add(peer, 0);
+    Histogram without_seen(HistogramConfig{});
+    for (int64_t peer = 1; peer < 64; ++peer) without_seen.add(peer, 0);
+    const size_t dense_bytes = encoded_size(Value(dense));
+    const size_t without_bytes = encoded_size(Value(without_seen));
+    CHECK(dense_bytes <= without_bytes + 4);  // one run: its count, first value and length
+
+    for (const Histogram& h : {dense, sparse, without_seen}) {
+        Trace t;
+        t.header.ranks = 64;
+        Event e = test::call('p', 8, 0);
+        e.params[0].value = Value(h);
+        t.body.push_back(Node{e});
+        const DecodeResult read = decode_trace(encode_trace(t));
+        REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+        CHECK(*read.trace == t);
+        CHECK(read.trace->body[0].event().params[0].value.histogram().seen_values() == h.seen_values());
+    }
+}
