@@ -405,6 +405,40 @@ TEST_CASE("the model accepts head-to-head blocking sends when each receive is po
     CHECK(report.calls == 6);
 }
 
+// A blocking receive (no request), as causal replay issues MPI_Recv.
+ScheduledCall receive(Rank peer, int64_t tag, int64_t bytes = 8)
+{
+    ScheduledCall call = send(Op::Recv, peer, tag, bytes);
+    call.kind = CallKind::receive;
+    return call;
+}
+
+TEST_CASE("the model gives an MPI_ANY_TAG receive the first message of its channel, whatever its tag")
+{
+    // Taken the other way round, the 16-byte message would not fit the first receive.
+    const ModelReport report = run_matching_model(
+        {{send(Op::Send, 1, 5, 8), send(Op::Send, 1, 3, 16)}, {receive(0, kAnyTag, 8), receive(0, kAnyTag, 16)}});
+    INFO(report.problem);
+    CHECK(report.ok);
+}
+
+TEST_CASE("drawn tags on a channel with non-blocking sends would deadlock replayed with MPI_ANY_TAG")
+{
+    // proofs/README.md, "Drawn tags on blocking channels": the sender waits for its second message,
+    // which the receiver took first, before it receives the receiver's reply. With the tags named,
+    // replay re-enacts that; with MPI_ANY_TAG the receiver's first receive takes the first message,
+    // and its second receive, posted after the reply, is what the sender waits for.
+    const auto sender = [] {
+        return std::vector<ScheduledCall>{send(Op::Isend, 1, 7, 8, 1), send(Op::Isend, 1, 8, 8, 2), complete({2}),
+                                          receive(1, 9), complete({1})};
+    };
+    const ModelReport named = run_matching_model({sender(), {receive(0, 8), send(Op::Send, 0, 9), receive(0, 7)}});
+    INFO(named.problem);
+    CHECK(named.ok);
+    check_refused({sender(), {receive(0, kAnyTag), send(Op::Send, 0, 9), receive(0, kAnyTag)}}, Failure::deadlock,
+                  "deadlock");
+}
+
 TEST_CASE("the trace generator gives the same trace for the same seed")
 {
     CHECK(generate_trace(42) == generate_trace(42));

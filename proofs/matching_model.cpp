@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <compare>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -211,7 +212,7 @@ private:
 
     std::optional<size_t> resolve(Rank rank, int64_t id);
     std::optional<size_t> creation_context(Rank rank, const ScheduledCall& call);
-    bool check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, size_t comm);
+    bool check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, size_t comm, bool receive);
     size_t new_operation(Rank rank, int64_t bytes = 0);
     bool add_request(Rank rank, RequestId id, size_t operation);
     void offer(const MatchKey& key, size_t operation, bool is_send);
@@ -356,7 +357,7 @@ std::optional<size_t> Model::offer_send(Rank rank, size_t comm, Rank peer, int32
         operations_[operation].done = true;  // MPI completes it at once
         return operation;
     }
-    if (!check_peer(rank, peer, peer_in_comm, tag, comm)) return std::nullopt;
+    if (!check_peer(rank, peer, peer_in_comm, tag, comm, false)) return std::nullopt;
     offer(MatchKey{rank, peer, comm, tag}, operation, true);
     return operation;
 }
@@ -369,7 +370,7 @@ std::optional<size_t> Model::offer_receive(Rank rank, size_t comm, Rank peer, in
         operations_[operation].done = true;
         return operation;
     }
-    if (!check_peer(rank, peer, peer_in_comm, tag, comm)) return std::nullopt;
+    if (!check_peer(rank, peer, peer_in_comm, tag, comm, true)) return std::nullopt;
     offer(MatchKey{peer, rank, comm, tag}, operation, false);
     return operation;
 }
@@ -567,7 +568,7 @@ std::optional<size_t> Model::resolve(Rank rank, int64_t id)
     return found->second;
 }
 
-bool Model::check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, size_t comm)
+bool Model::check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, size_t comm, bool receive)
 {
     const auto& members = comms_[comm];
     const bool valid = peer >= 0 && peer < world_size_ && peer_in_comm >= 0 &&
@@ -578,7 +579,9 @@ bool Model::check_peer(Rank rank, Rank peer, int32_t peer_in_comm, int64_t tag, 
              " is not rank " + std::to_string(peer_in_comm) + " of communicator " + comm_text(comm));
         return false;
     }
-    if (tag < 0) {
+    // Replay names every tag, but for a receive on a channel of blocking calls whose tags were drawn
+    // (MPI_ANY_TAG: it takes the channel's messages in order).
+    if (tag < 0 && !(receive && tag == kAnyTag)) {
         fail(where({rank, ranks_[static_cast<size_t>(rank)].pc}) + ": tag " + std::to_string(tag) +
              " (replay must name a tag)");
         return false;
@@ -605,7 +608,28 @@ bool Model::add_request(Rank rank, RequestId id, size_t operation)
 void Model::offer(const MatchKey& key, size_t operation, bool is_send)
 {
     auto& partners = is_send ? receives_ : sends_;
-    auto found = partners.find(key);
+    // MPI's order: a send takes the first posted receive that fits, its tag or MPI_ANY_TAG; an
+    // MPI_ANY_TAG receive the first send on its channel, whatever the tag. Operations are numbered as
+    // posted, so the first is the lowest.
+    auto found = partners.end();
+    const auto consider = [&](std::map<MatchKey, std::vector<size_t>>::iterator candidate) {
+        if (candidate == partners.end()) return;
+        if (found == partners.end() || candidate->second.front() < found->second.front()) found = candidate;
+    };
+    if (is_send) {
+        consider(partners.find(key));
+        consider(partners.find(MatchKey{key.source, key.destination, key.comm, kAnyTag}));
+    } else if (key.tag == kAnyTag) {
+        const auto first = partners.lower_bound(MatchKey{key.source, key.destination, key.comm,
+                                                         std::numeric_limits<int64_t>::min()});
+        for (auto it = first; it != partners.end() && it->first.source == key.source &&
+                              it->first.destination == key.destination && it->first.comm == key.comm;
+             ++it) {
+            consider(it);
+        }
+    } else {
+        consider(partners.find(key));
+    }
     if (found == partners.end()) {
         (is_send ? sends_ : receives_)[key].push_back(operation);
         return;

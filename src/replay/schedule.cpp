@@ -152,6 +152,11 @@ struct PostedMessage {
     int64_t tag;
 };
 
+// Blocking sends and receives whose tag was drawn: replayed causally all the same, the receives
+// posted with MPI_ANY_TAG, where causal_replay_obstacle() finds a channel of only such calls
+// (proofs/README.md, "Drawn tags on blocking channels").
+bool tag_blind(Op op) { return op == Op::Send || op == Op::Ssend || op == Op::Recv; }
+
 class ScheduleGenerator {
 public:
     ScheduleGenerator(const Trace& trace, uint64_t seed, Rank me, const CallSink& sink, const ScheduleOptions& options)
@@ -310,7 +315,11 @@ private:
             if (item.creates_request) pending_.add(entry);
             return;
         }
-        if (stream_.message_sizes_drawn()) call.bytes = std::max(call.bytes, stream_.largest_message());
+        // A drawn tag on a blocking channel (causal_replay_obstacle): the channel's messages in order,
+        // which need not be the one the traced receive took, so with room for the largest.
+        const bool blind = !item.creates_request && item.asked.tag_drawn && tag_blind(item.call.event->op);
+        if (blind) call.tag = kAnyTag;
+        if (blind || stream_.message_sizes_drawn()) call.bytes = std::max(call.bytes, stream_.largest_message());
         if (item.creates_request) {
             call.request = new_request();
             entry.request = call.request;
@@ -516,8 +525,9 @@ bool holds_point_to_point(const Sequence& seq)
 }
 
 // The first value that causal replay cannot take from the trace: drawn peers, tags, completions or
-// matches (sizes may be drawn: receives then take the largest message), or drawn loop counts around
-// point-to-point calls (sender and receiver would iterate differently).
+// matches (sizes may be drawn: receives then take the largest message; tags of blocking sends and
+// receives may be drawn, tag_blind), or drawn loop counts around point-to-point calls (sender and
+// receiver would iterate differently).
 std::string drawn_structure(const Sequence& seq)
 {
     for (const auto& node : seq) {
@@ -535,6 +545,7 @@ std::string drawn_structure(const Sequence& seq)
                 p.role == Role::requests || p.role == Role::completed) {
                 continue;
             }
+            if ((p.role == Role::tag || p.role == Role::matched_tag) && tag_blind(e.op)) continue;
             return std::string(operation_name(e.op)) + " " + std::string(role_name(p.role)) +
                    " values were drawn from a histogram";
         }
@@ -558,10 +569,24 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
     // Source, communicator (by its members: ids are used again after a free), tag.
     using Channel = std::tuple<Rank, const std::vector<Rank>*, int64_t>;
     std::map<Channel, int64_t> balance;
+    // Where a tag was drawn, a channel is one per source and communicator: its receives all post
+    // MPI_ANY_TAG and take its messages in order, which holds the order of cause and effect only if
+    // every send on it is a blocking send and every receive a blocking receive with a drawn tag
+    // (proofs/README.md, "Drawn tags on blocking channels").
+    struct BlindChannel {
+        int64_t balance = 0;
+        bool drawn = false;   // some message or receive on it has a drawn tag
+        bool blocking = true; // every message a blocking send, every receive a blocking, drawn-tag receive
+    };
+    std::map<std::pair<Rank, const std::vector<Rank>*>, BlindChannel> blind;
     std::set<std::shared_ptr<const std::vector<Rank>>> communicators;  // keeps the keys' members alive
     auto channel = [&](Rank source, const CommView& comm, int64_t tag) {
         communicators.insert(comm.members);
         return Channel{source, comm.members.get(), tag};
+    };
+    auto blind_channel = [&](Rank source, const CommView& comm) -> BlindChannel& {
+        communicators.insert(comm.members);
+        return blind[{source, comm.members.get()}];
     };
     RankStream stream(trace, seed, rank, true);
     // An MPI_Irecv counts where it completes: only then is known whether it was cancelled (no
@@ -579,6 +604,11 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
     };
     for (const Item* item; (item = stream.peek(0)) != nullptr; stream.pop()) {
         if (item->kind == ItemKind::incoming) {
+            BlindChannel& b = blind_channel(item->call.peer, item->asked.comm);
+            const Value* sent_tag = item->call.event->find(Role::tag);
+            b.drawn = b.drawn || (sent_tag != nullptr && sent_tag->is_histogram());
+            b.blocking = b.blocking && tag_blind(item->call.event->op);
+            ++b.balance;
             ++balance[channel(item->call.peer, item->asked.comm, item->call.tag)];
             continue;
         }
@@ -588,6 +618,14 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         const int64_t tag = sendrecv ? item->call.recv_tag : item->call.tag;
         const bool from_nowhere = item->asked.source_known && source == kProcNull;
         std::optional<Waiting> waiting;
+        if (receives && !from_nowhere && item->asked.source_known) {
+            BlindChannel& b = blind_channel(source, item->asked.comm);
+            const bool blind_receive = !item->creates_request && !sendrecv && tag_blind(item->call.event->op) &&
+                                       item->asked.tag_drawn;
+            b.drawn = b.drawn || item->asked.tag_drawn;
+            b.blocking = b.blocking && blind_receive;
+            --b.balance;
+        }
         if (receives && !from_nowhere) {
             if (item->creates_request) {
                 waiting = Waiting{item->asked.any_source && !item->asked.source_known,
@@ -647,9 +685,19 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         }
         --balance[waiting->channel];
     }
+    for (const auto& [key, b] : blind) {
+        if (!b.drawn) continue;
+        const auto& [source, comm] = key;
+        const std::string what = "rank " + std::to_string(rank) + ": tags drawn on its channel from rank " +
+                                 std::to_string(source) + " (a communicator of " +
+                                 std::to_string(comm ? comm->size() : 0) + " ranks)";
+        if (!b.blocking) return what + " that not only blocking sends and receives use";
+        if (b.balance != 0) return what + ", whose messages and receives do not balance";
+    }
     for (const auto& [key, count] : balance) {
         if (count == 0) continue;
         const auto& [source, comm, tag] = key;
+        if (const auto b = blind.find({source, comm}); b != blind.end() && b->second.drawn) continue;
         return "rank " + std::to_string(rank) + " has " + std::to_string(count > 0 ? count : -count) +
                (count > 0 ? " messages from rank " + std::to_string(source) + " that none of its receives takes"
                           : " receives from rank " + std::to_string(source) + " that no message reaches") +
