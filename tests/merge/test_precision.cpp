@@ -3,6 +3,7 @@
 #include "merge/rank_merge.hpp"
 #include "trace/trace_file.hpp"
 
+#include "support/merge_tree.hpp"
 #include "support/trace_builders.hpp"
 
 #include <doctest/doctest.h>
@@ -200,17 +201,6 @@ Sequence exchange(Rank rank, int64_t peer, int times, const MergeRule& rule)
     return test::with_rank(folder.finish(), rank);
 }
 
-// Merges the ranks' traces pairwise as the radix tree does.
-Sequence merge_tree(std::vector<Sequence> traces, const MergeRule& rule)
-{
-    for (size_t step = 1; step < traces.size(); step *= 2) {
-        for (size_t r = 0; r + step < traces.size(); r += 2 * step) {
-            traces[r] = merge_ranks(std::move(traces[r]), std::move(traces[r + step]), rule);
-        }
-    }
-    return std::move(traces[0]);
-}
-
 const Event& first_send(const Sequence& seq)
 {
     REQUIRE(!seq.empty());
@@ -232,7 +222,7 @@ TEST_CASE("at precision 0 peers stay per rank where that takes no more bytes tha
         CAPTURE(ranks);
         std::vector<Sequence> traces;
         for (Rank r = 0; r < ranks; ++r) traces.push_back(exchange(r, r % 2 == 0 ? 1 : ranks - 1, 10, at(0)));
-        const Sequence merged = merge_tree(std::move(traces), at(0));
+        const Sequence merged = test::merge_tree(std::move(traces), at(0));
         const Value& peer = *first_send(merged).find(Role::peer);
         REQUIRE(peer.is_per_rank());
         for (Rank r = 0; r < ranks; ++r) CHECK(peer.value_for(r) == (r % 2 == 0 ? 1 : ranks - 1));
@@ -245,7 +235,7 @@ TEST_CASE("at precision 0 peers stay per rank where that takes no more bytes tha
     std::mt19937 random(7);
     std::vector<Sequence> traces;
     for (Rank r = 0; r < 64; ++r) traces.push_back(exchange(r, 1 + static_cast<int64_t>(random() % 2), 10, at(0)));
-    const Sequence merged = merge_tree(std::move(traces), at(0));
+    const Sequence merged = test::merge_tree(std::move(traces), at(0));
     const Value& peer = *first_send(merged).find(Role::peer);
     REQUIRE(peer.is_histogram());
     CHECK(peer.histogram().count() == 640);
@@ -266,7 +256,7 @@ TEST_CASE("at precision 0 a loop only some ranks run keeps its count per rank wh
     };
     std::vector<Sequence> traces;
     for (Rank r = 0; r < 16; ++r) traces.push_back(rank_trace(r));
-    const Sequence merged = merge_tree(std::move(traces), at(0));
+    const Sequence merged = test::merge_tree(std::move(traces), at(0));
     REQUIRE(merged.size() == 2);
     REQUIRE(merged[0].is_loop());
     const Value& count = merged[0].loop().iterations;
@@ -287,7 +277,7 @@ TEST_CASE("peers kept per rank become a histogram where a loop around them is sh
         const int times = r < 32 ? 3 + (r * 5 + 1) % 7 : 0;
         traces.push_back(exchange(r, r % 2 == 0 ? 1 : 63, times, at(0)));
     }
-    const Sequence merged = merge_tree(std::move(traces), at(0));
+    const Sequence merged = test::merge_tree(std::move(traces), at(0));
     REQUIRE(merged[0].is_loop());
     const Loop& loop = merged[0].loop();
     REQUIRE(loop.iterations.is_histogram());

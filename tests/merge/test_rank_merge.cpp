@@ -1,6 +1,7 @@
 #include "merge/loop_folding.hpp"
 #include "merge/rank_merge.hpp"
 
+#include "support/merge_tree.hpp"
 #include "support/trace_builders.hpp"
 
 #include <doctest/doctest.h>
@@ -43,24 +44,13 @@ std::string repeat(const std::string& s, int n)
     return out;
 }
 
-// Merges the ranks' traces pairwise as the radix tree does.
-Sequence merge_all(std::vector<Sequence> traces, MergeRule rule = {})
-{
-    for (size_t step = 1; step < traces.size(); step *= 2) {
-        for (size_t r = 0; r + step < traces.size(); r += 2 * step) {
-            traces[r] = merge_ranks(std::move(traces[r]), std::move(traces[r + step]), rule);
-        }
-    }
-    return std::move(traces[0]);
-}
-
 }  // namespace
 
 TEST_CASE("identical ranks merge into one trace whose events name all of them")
 {
     std::vector<Sequence> traces;
     for (Rank r = 0; r < 16; ++r) traces.push_back(rank_trace(repeat(repeat("ab", 50) + "C", 20), r));
-    const Sequence merged = merge_all(std::move(traces));
+    const Sequence merged = test::merge_tree(std::move(traces));
     CHECK(test::node_count(merged) == test::node_count(rank_trace(repeat(repeat("ab", 50) + "C", 20), 0)));
     REQUIRE(merged.size() == 1);
     CHECK(merged[0].loop().body[1].event().ranks.to_string() == "0-15");
@@ -206,7 +196,7 @@ TEST_CASE("collectives meet one to one even where pairing them shifted would lin
             }
             traces.push_back(rank_trace(pattern, r, 8, rule));
         }
-        const Sequence merged = merge_all(std::move(traces), rule);
+        const Sequence merged = test::merge_tree(std::move(traces), rule);
         check_every_collective_has(merged, ranks);
     }
 }
@@ -231,7 +221,7 @@ TEST_CASE("every rank's own order survives merging, for random similar ranks")
             patterns.push_back(p);
             traces.push_back(rank_trace(p, r));
         }
-        const Sequence merged = merge_all(std::move(traces));
+        const Sequence merged = test::merge_tree(std::move(traces));
         for (Rank r = 0; r < ranks; ++r) {
             CAPTURE(r);
             CAPTURE(patterns[static_cast<size_t>(r)]);
@@ -318,7 +308,7 @@ TEST_CASE("barriers on the communicators of a split meet all their members, also
         }
         std::vector<Sequence> traces;
         for (Rank r = 0; r < ranks; ++r) traces.push_back(split_program_trace(program, r));
-        const Sequence merged = merge_all(std::move(traces));
+        const Sequence merged = test::merge_tree(std::move(traces));
 
         const auto members = [&](const std::vector<int>& colour, Rank r) {
             std::vector<Rank> out;
