@@ -13,7 +13,7 @@
     run_benchmarks.py simulated-fidelity [--build DIR] [--scratch DIR]
                                                       h-replay-smpi --no-compute vs the SMPI build of each program,
                                                       16/64/256 simulated ranks, traces at precision 100/95/0
-    run_benchmarks.py replay-time-2 [--build DIR] [--pairs N]
+    run_benchmarks.py replay-time-2 [--build DIR] [--pairs N] [--output NAME]
                                                       h-replay (with compute) vs traced time at 2 ranks
     run_benchmarks.py compression [--build DIR] [--ranks 4,16,64] [--programs P,Q] [--output NAME]
                                                       trace bytes of every shipped program at precision 100 and 0
@@ -360,7 +360,7 @@ def h_dump_without_times(build, trace):
     dump = subprocess.run([str(build / "src/trace/h-dump"), str(trace)], capture_output=True, text=True,
                           check=True).stdout
     body = dump.split("\n\n", 1)[1] if "\n\n" in dump else dump
-    return re.sub(r" compute=\S+", "", body)
+    return re.sub(r" compute=\S+( by_rank=\{[^}]*\})?", "", body)
 
 
 # The programs SMPI 3.32 can run (tests/smpi: coverage cannot), and their arguments per rank count. The
@@ -596,7 +596,7 @@ REPLAY_2_PROGRAMS = [
 ]
 
 
-def replay_time_2(build, pairs=11, scratch=None):
+def replay_time_2(build, pairs=11, scratch=None, output=None):
     """Real h-replay (with compute) against the traced run at 2 ranks (one core each): per pair, the
     program is traced and its trace replayed at once; traced time is the trace's (MPI_Init to
     MPI_Finalize, slowest rank), replay time h-replay's. Precision 100, and precision 0 where the trace
@@ -648,10 +648,11 @@ def replay_time_2(build, pairs=11, scratch=None):
                          f"{statistics.median(traced_s):.4f}", f"{statistics.median(replay_s):.4f}",
                          f"{statistics.median(ratios):.4f}", f"{min(ratios):.4f}", f"{max(ratios):.4f}",
                          f"{statistics.median(r['compute_seconds'] / 2 for r in samples):.4f}"))
-    write_csv("replay_time_2", ["program", "arguments", "precision", "mode", "pairs", "traced_s_median",
+    output = output or "replay_time_2"
+    write_csv(output, ["program", "arguments", "precision", "mode", "pairs", "traced_s_median",
                                 "replay_s_median", "ratio_median_of_pairs", "ratio_min", "ratio_max",
                                 "replay_compute_s_per_rank_median"], rows)
-    write_csv("replay_time_2_pairs", ["program", "arguments", "precision", "pair", "traced_s", "replay_s", "mode",
+    write_csv(output + "_pairs", ["program", "arguments", "precision", "pair", "traced_s", "replay_s", "mode",
                                       "load_average_1min_after"], raw)
     if not keep:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -733,7 +734,7 @@ def main():
     parser.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256; compression: "
                         "rank counts (4,16,64)")
     parser.add_argument("--precisions", help="simulated-fidelity: a comma-separated subset of 100,95,0")
-    parser.add_argument("--output", help="simulated-fidelity, compression: write bench/results/OUTPUT.csv instead "
+    parser.add_argument("--output", help="simulated-fidelity, compression, replay-time-2: write bench/results/OUTPUT.csv instead "
                         "(parts of one benchmark run side by side)")
     parser.add_argument("--table", action="store_true",
                         help="simulated-fidelity: only print the table of bench/results/simulated_fidelity.csv")
@@ -748,7 +749,7 @@ def main():
         return simulated_fidelity(build, args.programs.split(",") if args.programs else None, numbers(args.ranks),
                                   numbers(args.precisions), args.scratch, output=args.output)
     if args.what == "replay-time-2":
-        return replay_time_2(build, args.pairs, args.scratch)
+        return replay_time_2(build, args.pairs, args.scratch, args.output)
     if args.what == "compression":
         return compression(build, numbers(args.ranks), args.programs.split(",") if args.programs else None,
                            args.output)

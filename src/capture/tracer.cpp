@@ -48,6 +48,10 @@ namespace {
 // (progress, process management) or interleave with the rank's calls in no order a trace can keep.
 thread_local bool started_mpi = false;
 
+// Ranks whose computation before an event differs by less than this share of the traced time, over
+// the run, share its time statistics: so small a difference moves a replay by less.
+constexpr double kSignificantComputeShare = 0.01;
+
 constexpr size_t kOpaqueCount = 0
 #define HTRACE_OPAQUE(name) +1
 #include "opaque_list.inc"
@@ -495,7 +499,7 @@ void Tracer::stop(double entered, CallSite site)
 
     double traced = (entered - started_) * seconds_per_tick;
     double slowest = traced;
-    PMPI_Reduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, own_comm_);
+    PMPI_Allreduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, own_comm_);
     std::vector<uint64_t> counts = opaque_calls_;
     counts.push_back(posix_files_.unseen_calls());
     counts.push_back(posix_calls_);
@@ -506,8 +510,9 @@ void Tracer::stop(double entered, CallSite site)
     std::map<int64_t, std::string> file_names = gather_file_names(file_names_, own_comm_);
 
     const double merge_start = steady_seconds();
-    ReduceResult reduced =
-        reduce_over_tree(std::move(mine), own_comm_, MergeRule{config_.precision, config_.histogram});
+    MergeRule rule{config_.precision, config_.histogram};
+    rule.significant_compute_seconds = kSignificantComputeShare * slowest;
+    ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule);
     const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());

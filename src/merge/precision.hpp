@@ -8,6 +8,7 @@
 #include "trace/event.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 
 namespace htrace {
@@ -15,6 +16,10 @@ namespace htrace {
 struct MergeRule {
     int precision = 100;
     HistogramConfig histogram;
+    // Across ranks, a difference in computation time before an event that adds up to less than this
+    // per rank over the run is merged away (rank_compute.hpp); the tracer takes a share of the
+    // traced time. Infinite: ranks' times always merge.
+    double significant_compute_seconds = std::numeric_limits<double>::infinity();
 };
 
 // Whether all values of `a` and `b` together may stand as one (for the role's kind of value).

@@ -1,6 +1,7 @@
 #include "merge/rank_merge.hpp"
 
 #include "merge/loop_folding.hpp"
+#include "merge/rank_compute.hpp"
 #include "merge/unroll.hpp"
 #include "trace/trace_file.hpp"
 
@@ -747,8 +748,8 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
                                              role_is_peer(x.params[i].role));
         }
         x.signature = std::min(x.signature, y.signature);
+        merge_compute(x, y, context.rule);
         x.ranks = x.ranks.unite(y.ranks);
-        x.compute.merge(y.compute);
         return a;
     }
     Loop& x = a.loop();

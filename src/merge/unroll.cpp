@@ -12,9 +12,12 @@ void scale_counts(Sequence& seq, uint64_t iterations)
             scale_counts(node.loop().body, iterations);
             continue;
         }
-        TimeStats& t = node.event().compute;
-        t.count = std::max<uint64_t>(t.count / iterations, t.count > 0 ? 1 : 0);
-        t.m2 /= static_cast<double>(iterations);
+        const auto per_iteration = [iterations](TimeStats& t) {
+            t.count = std::max<uint64_t>(t.count / iterations, t.count > 0 ? 1 : 0);
+            t.m2 /= static_cast<double>(iterations);
+        };
+        per_iteration(node.event().compute);
+        for (auto& group : node.event().compute_by_rank) per_iteration(group.compute);
     }
 }
 

@@ -206,10 +206,11 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
     const auto at = std::lower_bound(participants.begin(), participants.end(), me_);
     const bool taking_part = at != participants.end() && *at == me_;
     const size_t me = static_cast<size_t>(at - participants.begin());
-    if (taking_part && e.compute.count > 0 && e.compute.mean > 0) {
+    const TimeStats& compute = e.compute_of(me_);
+    if (taking_part && compute.count > 0 && compute.mean > 0) {
         Item& delay = add(ItemKind::compute, e);
         delay.call.kind = CallKind::compute;
-        delay.call.seconds = e.compute.mean;
+        delay.call.seconds = compute.mean;
     }
     switch (operation_kind(e.op)) {
     case OperationKind::send:

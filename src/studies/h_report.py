@@ -254,6 +254,9 @@ class Structure:
                               for role, value in node["params"].items())
             compute = node["compute"]
             time = f" compute={compute['mean']:.3g}s(n={compute['count']})" if compute["count"] else ""
+            groups = node.get("compute_by_rank", [])
+            if groups:  # a load imbalance: each group of ranks' own time
+                time += " by_rank={" + ",".join(f"{g['compute']['mean']:.3g}s@{g['ranks']}" for g in groups) + "}"
             items.append(f'<li class="event"><span class="op">{html.escape(node["op"])}</span> '
                          f'<span class="ranks">ranks={html.escape(node["ranks"])}</span> {params}'
                          f'{html.escape(time)}</li>')

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 namespace htrace {
 namespace {
@@ -69,6 +70,24 @@ void TimeStats::merge(const TimeStats& other)
     min = std::min(min, other.min);
     max = std::max(max, other.max);
     count += other.count;
+}
+
+TimeStats TimeStats::share(uint64_t part, uint64_t whole) const
+{
+    if (whole == 0 || part >= whole) return *this;
+    TimeStats out = *this;
+    const double fraction = double(part) / double(whole);
+    out.count = count == 0 ? 0 : std::max<uint64_t>(uint64_t(std::llround(double(count) * fraction)), 1);
+    out.m2 = m2 * fraction;
+    return out;
+}
+
+const TimeStats& Event::compute_of(Rank rank) const
+{
+    for (const auto& group : compute_by_rank) {
+        if (group.ranks.contains(rank)) return group.compute;
+    }
+    return compute;
 }
 
 const Value* Event::find(Role role) const

@@ -100,8 +100,18 @@ struct TimeStats {
 
     void add(double seconds);
     void merge(const TimeStats& other);
+    // The statistics of `part` of `whole` equal shares (ranks, or iterations), each with the same
+    // distribution: fewer calls, the same mean and spread.
+    TimeStats share(uint64_t part, uint64_t whole) const;
     double total() const { return mean * double(count); }
     bool operator==(const TimeStats&) const = default;
+};
+
+// Some of an event's ranks and their computation time before it, where ranks' times differ.
+struct RankCompute {
+    RankList ranks;
+    TimeStats compute;
+    bool operator==(const RankCompute&) const = default;
 };
 
 struct Event {
@@ -109,9 +119,14 @@ struct Event {
     uint64_t signature = 0;  // call path, equal on every rank (capture/signature.hpp)
     std::vector<Param> params;
     RankList ranks;          // participants (world ranks)
-    TimeStats compute;
+    TimeStats compute;       // over all of them
+    // Empty where the ranks computed alike; else the ranks in groups whose times differ (a load
+    // imbalance), each rank in one group, so that replay computes each rank's own time.
+    std::vector<RankCompute> compute_by_rank;
 
     const Value* find(Role role) const;
+    // What `rank` computed before each call: its group's statistics, or the event's.
+    const TimeStats& compute_of(Rank rank) const;
     bool operator==(const Event&) const = default;
 };
 

@@ -63,6 +63,23 @@ std::string render_time(const TimeStats& t)
     return " compute=" + format_double(t.mean) + "s(n=" + std::to_string(t.count) + ")";
 }
 
+// compute=2.1e-03s(n=40) by_rank={1.1e-03s@1-3,5e-03s@0}: what the groups of ranks computed.
+std::string render_times(const Event& e)
+{
+    std::string out = render_time(e.compute);
+    for (size_t i = 0; i < e.compute_by_rank.size(); ++i) {
+        const RankCompute& group = e.compute_by_rank[i];
+        out += (i ? "," : " by_rank={") + format_double(group.compute.mean) + "s@" + group.ranks.to_string();
+    }
+    return out + (e.compute_by_rank.empty() ? "" : "}");
+}
+
+std::string json_time(const TimeStats& t)
+{
+    return "{\"count\": " + std::to_string(t.count) + ", \"mean\": " + format_double(t.mean) +
+           ", \"min\": " + format_double(t.min) + ", \"max\": " + format_double(t.max) + "}";
+}
+
 std::string json_string(std::string_view s);
 
 // A file name one for all its ranks shows as its pattern, in quotes.
@@ -91,7 +108,7 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, co
         std::snprintf(sig, sizeof sig, "%016" PRIx64, e.signature);
         out << indent << operation_name(e.op) << " @" << sig << " ranks=" << e.ranks.to_string();
         for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_param(p, file_names);
-        out << render_time(e.compute) << '\n';
+        out << render_times(e) << '\n';
     }
 }
 
@@ -165,9 +182,16 @@ void json_sequence(std::ostringstream& out, const Sequence& seq)
             out << (p ? ", " : "") << json_string(role_name(e.params[p].role)) << ": "
                 << json_value(e.params[p].value, e.params[p].role);
         }
-        out << "}, \"compute\": {\"count\": " << e.compute.count << ", \"mean\": " << format_double(e.compute.mean)
-            << ", \"min\": " << format_double(e.compute.min) << ", \"max\": " << format_double(e.compute.max)
-            << "}}";
+        out << "}, \"compute\": " << json_time(e.compute);
+        if (!e.compute_by_rank.empty()) {
+            out << ", \"compute_by_rank\": [";
+            for (size_t g = 0; g < e.compute_by_rank.size(); ++g) {
+                out << (g ? ", " : "") << "{\"ranks\": " << json_string(e.compute_by_rank[g].ranks.to_string())
+                    << ", \"compute\": " << json_time(e.compute_by_rank[g].compute) << '}';
+            }
+            out << ']';
+        }
+        out << '}';
     }
     out << ']';
 }

@@ -266,7 +266,14 @@ public:
             out_.byte(static_cast<uint8_t>(p.role));
             value(p.value);
         }
-        compute(e.compute);
+        // The count's lowest bit says whether the ranks' own times follow.
+        compute(e.compute, e.compute.count << 1 | (e.compute_by_rank.empty() ? 0 : 1));
+        if (e.compute_by_rank.empty()) return;
+        out_.unsigned_int(e.compute_by_rank.size());
+        for (const auto& group : e.compute_by_rank) {
+            ranks(group.ranks);
+            compute(group.compute, group.compute.count);
+        }
     }
 
     // 0 and the signature where it is new, else 1 + its index among the signatures written so far.
@@ -277,9 +284,10 @@ public:
         if (added) out_.fixed64(signature);
     }
 
-    void compute(const TimeStats& t)
+    // `count_field`: the count as stored (the event's carries a flag).
+    void compute(const TimeStats& t, uint64_t count_field)
     {
-        out_.unsigned_int(t.count);
+        out_.unsigned_int(count_field);
         if (t.count == 0) return;
         if (times_ == Times::exact) {
             out_.real(t.mean);
@@ -366,7 +374,10 @@ constexpr int64_t kMostRanks = int64_t(1) << 24;
 
 class BodyReader {
 public:
-    BodyReader(Decoder& in, Times times) : in_(in), times_(times) {}
+    BodyReader(Decoder& in, Times times, uint64_t version = kTraceFormatVersion)
+        : in_(in), times_(times), version_(version)
+    {
+    }
 
     RankList ranks()
     {
@@ -507,7 +518,17 @@ public:
             }
             e.params.push_back({static_cast<Role>(role), value()});
         }
-        e.compute = compute();
+        const uint64_t count_field = in_.unsigned_int();
+        const bool by_rank = version_ >= 8 && (count_field & 1) != 0;
+        e.compute = compute(version_ >= 8 ? count_field >> 1 : count_field);
+        if (!by_rank) return e;
+        const size_t groups = in_.count();
+        for (size_t i = 0; i < groups && in_.ok(); ++i) {
+            RankCompute group;
+            group.ranks = ranks();
+            group.compute = compute(in_.unsigned_int());
+            e.compute_by_rank.push_back(std::move(group));
+        }
         return e;
     }
 
@@ -522,10 +543,10 @@ public:
         return signatures_[index - 1];
     }
 
-    TimeStats compute()
+    TimeStats compute(uint64_t count)
     {
         TimeStats t;
-        t.count = in_.unsigned_int();
+        t.count = count;
         if (t.count == 0) return t;
         if (times_ == Times::exact) {
             t.mean = in_.real();
@@ -603,6 +624,7 @@ private:
 
     Decoder& in_;
     Times times_;
+    uint64_t version_;
     std::vector<uint64_t> signatures_;
 };
 
@@ -715,7 +737,7 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     }
     Trace trace;
     trace.header = read_header(in);
-    BodyReader body(in, Times::nanoseconds);
+    BodyReader body(in, Times::nanoseconds, version);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));

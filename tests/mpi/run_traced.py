@@ -4,7 +4,7 @@
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
                   [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep]
                   [--check-precision PROGRAM | --no-precision-model] [--check-rank-values]
-                  [--check-folding] -- PROGRAM ARGS...
+                  [--check-folding] [--check-compute] -- PROGRAM ARGS...
 
 1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
@@ -23,6 +23,8 @@
 5. At precision 100, runs check_sequence.py on the trace: the tracer's record of each rank's calls,
    in order (sends, receives, completions, collectives), must be the program's log.
    With --check-folding, runs check_folding.py: the program's cycles must fold into one loop.
+   With --check-compute, check_compute.py: each rank's computation time before the calls the program
+   timed (compute_us=) must be what the rank measured, a load imbalance included.
 6. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
    check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
    says; below, it must send as many messages as the program and nearly as many bytes. At precision
@@ -92,6 +94,9 @@ def parse_arguments(argv):
     parser.add_argument("--no-precision-model", action="store_true",
                         help="below precision 100, check_precision.py has no model of this program and per-rank "
                              "exactness is what merging gives up: check_calls.py compares job-wide totals only")
+    parser.add_argument("--check-compute", action="store_true",
+                        help="also check each rank's computation time against the compute_us= it logged "
+                             "(check_compute.py)")
     parser.add_argument("--check-folding", action="store_true",
                         help="also run check_folding.py: the cycles the program reports must fold into one loop")
     parser.add_argument("--check-io-files", action="store_true",
@@ -219,6 +224,10 @@ def run_case(args, mpirun, scratch):
                           "program's log",
                   [here / "check_sequence.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
                    "--ranks", args.np, "--label", "original trace"])
+    if args.check_compute:
+        run_check(failed, "compute: a rank's computation time in the trace is not what it measured itself",
+                  [here / "check_compute.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np])
     if args.check_rank_values and args.precision == 100:
         run_check(failed, "rank values: the ranks in new communicators are not what the program got, or not one "
                           "entry per communicator",

@@ -290,6 +290,10 @@ TEST_CASE("a lossless trace replays each rank's sends as recorded, relative peer
                               {Role::comm, Value(int64_t{0})}},
                              2e-6);
     t.body = {Node{Loop{Value(int64_t{3}), {Node{send}}}}};
+    // Rank 3 computed 7 us before each send, the others 2 us.
+    Event& timed = t.body[0].loop().body[0].event();
+    timed.compute_by_rank = {{RankList::from_sorted({0, 1, 2, 4}), timed.compute}, {RankList(3), timed.compute}};
+    timed.compute_by_rank[1].compute.mean = 7e-6;
     for (Rank r = 0; r < 5; ++r) {
         const auto calls = schedule_of(t, 1, r);
         std::vector<ScheduledCall> sends;
@@ -309,7 +313,7 @@ TEST_CASE("a lossless trace replays each rank's sends as recorded, relative peer
         }
         REQUIRE(receives.size() == 3);
         for (const auto& rcv : receives) CHECK(rcv.peer == (r + 4) % 5);
-        CHECK(computed == doctest::Approx(3 * 2e-6));
+        CHECK(computed == doctest::Approx(3 * (r == 3 ? 7e-6 : 2e-6)));
         for (const auto& c : schedule_of(t, 1, r, false)) CHECK(c.kind != CallKind::compute);
     }
 }

@@ -31,6 +31,12 @@ Trace sample_trace()
     // Bytes that follow the rank on 0-5 (a step), and one value on the rest.
     per_rank.params[2].value = Value(std::vector<PerRankValue>{{64, RankList::from_sorted({0, 1, 2, 3, 4, 5}), 8},
                                                               {8, RankList::from_sorted({6, 7})}});
+    // Rank 4 computed longer before it than the others.
+    per_rank.compute_by_rank.resize(2);
+    per_rank.compute_by_rank[0].ranks = RankList::from_sorted({0, 1, 2, 3, 5, 6, 7});
+    per_rank.compute_by_rank[1].ranks = RankList(4);
+    for (int i = 0; i < 7; ++i) per_rank.compute_by_rank[0].compute.add(1e-6);
+    per_rank.compute_by_rank[1].compute.add(25e-6);
     Histogram sizes(t.header.histogram);
     sizes.keep_seen_values();
     for (int i = 0; i < 200; ++i) sizes.add(80 + (i * 7) % 50, i % 8);

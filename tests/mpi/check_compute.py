@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Checks that the computation time the trace gives each rank before a call is what the rank measured
+itself: a load imbalance (one rank computing longer than the others) must survive the merge of ranks.
+
+    check_compute.py --h-dump H_DUMP --trace TRACE --log-dir DIR --ranks N
+
+The program logs compute_us= on the calls of one function inside its loop (load_imbalance.c: each
+MPI_Allreduce): the microseconds from its previous MPI call's return to that call. The trace must
+hold those calls as one event in a loop; from `h-dump --json`, each rank's time is that of the group
+of `compute_by_rank` it is in (or the event's, where there are none). For every rank, that mean must
+be within TOLERANCE (10%) plus SLACK (0.5 ms: the tracer's clock also counts the program's logging)
+of the mean of what the rank logged.
+Exit status: 0 all agree, 1 a difference, 2 cannot compare."""
+import argparse
+import statistics
+import sys
+
+import check_calls
+from check_calls import CannotCompare
+from check_precision import parse_rank_list_text
+
+TOLERANCE = 0.10
+SLACK_SECONDS = 0.5e-3
+
+
+def events_in_loops(body, function, inside=False):
+    for node in body:
+        if "body" in node:
+            yield from events_in_loops(node["body"], function, True)
+        elif inside and node["op"] == function:
+            yield node
+
+
+def time_of(event, rank):
+    """The mean computation time the trace gives `rank` before `event`."""
+    for group in event.get("compute_by_rank", []):
+        if rank in parse_rank_list_text(group["ranks"], event["op"]):
+            return group["compute"]["mean"]
+    return event["compute"]["mean"]
+
+
+def check(dump, logs, ranks):
+    logged = {}  # function -> rank -> [seconds]
+    for rank, calls in logs.items():
+        for call in calls:
+            if "compute_us" in call.fields:
+                logged.setdefault(call.function, {}).setdefault(rank, []).append(int(call.fields["compute_us"]) * 1e-6)
+    if len(logged) != 1:
+        raise CannotCompare(f"the program logged compute_us= on {len(logged)} functions, expected one")
+    function, per_rank = next(iter(logged.items()))
+    events = list(events_in_loops(dump["body"], function))
+    if len(events) != 1:
+        return [f"{function}: {len(events)} events inside loops, expected one for the program's loop"]
+    differences = []
+    for rank in range(ranks):
+        if rank not in per_rank:
+            differences.append(f"rank {rank}: logged no {function} with compute_us=")
+            continue
+        measured = statistics.mean(per_rank[rank])
+        traced = time_of(events[0], rank)
+        if abs(traced - measured) > TOLERANCE * measured + SLACK_SECONDS:
+            differences.append(f"rank {rank}: measured {measured * 1e3:.3f} ms of computation before each "
+                               f"{function}, the trace says {traced * 1e3:.3f} ms")
+    return differences
+
+
+def main():
+    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
+    parser.add_argument("--h-dump", required=True, help="the h-dump executable")
+    parser.add_argument("--trace", required=True, help="the trace file to check")
+    parser.add_argument("--log-dir", required=True, help="the directory the program wrote rank.<N> logs into")
+    parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
+    args = parser.parse_args()
+    try:
+        dump = check_calls.run_h_dump(args.h_dump, args.trace, ("--json",))
+        differences = check(dump, check_calls.read_call_logs(args.log_dir, args.ranks), args.ranks)
+    except (CannotCompare, KeyError, ValueError) as error:
+        print(f"check_compute: cannot compare: {error}")
+        return 2
+    for line in differences:
+        print(f"check_compute: {line}")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
