@@ -957,7 +957,8 @@ void Simulator::finish(Rank rank)
             call.add(Role::source, relative_peer(c.source, info));
             call.add(Role::recv_tag, tag_value(c.recv_tag));
         }
-        if (receives || (sendrecv && c.op == Op::Sendrecv)) call.add(Role::recv_bytes, receives ? c.bytes : c.recv_bytes);
+        // Sendrecv_replace's are its one buffer's, as many as it sends.
+        if (receives || sendrecv) call.add(Role::recv_bytes, receives ? c.bytes : c.recv_bytes);
         call.add(Role::comm, info.id);
         // The truth.
         Action a;
@@ -1237,6 +1238,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
         if (!statuses[k].cancelled) matches.push_back({completed_requests.size() - 1, receive, statuses[k]});
     }
     std::vector<uint32_t> positions_of;
+    const size_t pending = tracer.pending.size();
     const auto span = tracer.pending.complete(completed_requests, &positions_of);
     const std::vector<uint32_t> positions(span.begin(), span.end());
     // Which requests the tracer takes these to be: for each handle the newest pending one with it,
@@ -1271,7 +1273,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
               [&](const Match& a, const Match& b) { return positions_of[a.completed] > positions_of[b.completed]; });
     for (const auto& m : matches) add_matched(call, m.receive.comm, m.receive.any_source, m.receive.any_tag, m.status);
     std::vector<int64_t> values;
-    encode_completed_set(positions, values);
+    encode_completed_set(positions, values, pending);
     for (int64_t v : values) call.add(Role::completed_set, v);
     std::vector<uint32_t> cancelled_positions;
     for (size_t k : cancelled) {

@@ -955,7 +955,8 @@ void Tracer::add_request_free(RecordedCall& call, const CallArgs& args)
     persistent_.erase(request);
     wildcard_receives_.erase(request);
     completed_requests_.assign(1, request);
-    encode_completed_set(pending_requests_.complete(completed_requests_), set_values_);
+    const size_t pending = pending_requests_.size();
+    encode_completed_set(pending_requests_.complete(completed_requests_), set_values_, pending);
     for (int64_t value : set_values_) call.add(Role::completed_set, value);
 }
 
@@ -1020,6 +1021,7 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     }
     if (!pending_idups_.empty()) bind_idups(completed_requests_);
     // Where sends were going matters only for those cancelled: the usual completion does not copy it.
+    const size_t pending = pending_requests_.size();
     const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_,
                                                       cancelled_.empty() ? nullptr : &completed_sends_);
     // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
@@ -1029,7 +1031,7 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     for (const auto& match : wildcard_matches_) {
         add_matched(call, match.receive.comm, match.receive.any_source, match.receive.any_tag, match.status);
     }
-    encode_completed_set(positions, set_values_);
+    encode_completed_set(positions, set_values_, pending);
     for (int64_t value : set_values_) call.add(Role::completed_set, value);
     if (cancelled_.empty()) return;
     cancelled_positions_.clear();

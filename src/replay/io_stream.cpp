@@ -10,7 +10,7 @@ namespace htrace::replay {
 void RankStream::io(const Event& e, size_t me)
 {
     Item& item = add(ItemKind::io, e);
-    item.creates_request = operation_name(e.op).starts_with("MPI_File_i");
+    item.creates_request = creates_request(e.op);
     ScheduledCall& call = item.call;
     call.kind = CallKind::io;
     for (size_t k = 0; k < e.params.size(); ++k) {

@@ -51,12 +51,12 @@ void RankStream::one_sided(const Event& e, size_t me)
     const auto window = value(me, Role::window);
     const auto found = window ? windows_.find(*window) : windows_.end();
     if (found == windows_.end()) {
-        not_replayed(e, is_one_of(e.op, {Op::Rput, Op::Rget, Op::Raccumulate, Op::Rget_accumulate}));
+        not_replayed(e, creates_request(e.op));
         return;
     }
     const CommView& view = found->second;
     Item& item = add(ItemKind::one_sided, e);
-    item.creates_request = is_one_of(e.op, {Op::Rput, Op::Rget, Op::Raccumulate, Op::Rget_accumulate});
+    item.creates_request = creates_request(e.op);
     ScheduledCall& call = item.call;
     call.kind = CallKind::one_sided;
     call.window = *window;

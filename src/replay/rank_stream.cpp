@@ -33,17 +33,6 @@ Op replayed_receive(Op op)
     }
 }
 
-bool creates_request(Op op)
-{
-    switch (operation_kind(op)) {
-    case OperationKind::send: return is_one_of(op, {Op::Isend, Op::Ibsend, Op::Issend, Op::Irsend});
-    case OperationKind::recv: return op == Op::Irecv || op == Op::Imrecv;
-    case OperationKind::collective: return operation_name(op).substr(0, 5) == "MPI_I";
-    case OperationKind::start: return true;
-    default: return false;
-    }
-}
-
 // What a started persistent request does: its init's send (bytes) or receive (recv_bytes).
 bool starts_send(const Event& e) { return e.find(Role::bytes) != nullptr; }
 bool starts_receive(const Event& e) { return e.find(Role::recv_bytes) != nullptr; }
@@ -627,7 +616,7 @@ void RankStream::create(const Event& e, const std::vector<Rank>& participants, c
                                   return std::binary_search(participants.begin(), participants.end(), m);
                               });
     const bool got_one = made && *made != kNoComm;
-    const bool request = e.op == Op::Comm_idup;
+    const bool request = creates_request(e.op);
     if (!got_one && !whole_parent) {  // this rank got MPI_COMM_NULL and takes no part
         if (request) not_replayed(e, true);
         return;

@@ -26,18 +26,25 @@ std::optional<int64_t> as_run(std::span<const uint32_t> positions)
 
 }  // namespace
 
-std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions)
+std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions, size_t pending)
 {
     std::vector<int64_t> values;
-    encode_completed_set(positions, values);
+    encode_completed_set(positions, values, pending);
     return values;
 }
 
-void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values)
+void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values, size_t pending)
 {
     values.clear();
     if (positions.empty()) {
         values.push_back(0);
+        return;
+    }
+    // The oldest `count` of `pending`: positions pending - count .. pending - 1, ascending.
+    const auto count = static_cast<int64_t>(positions.size());
+    if (pending > 0 && positions.back() + 1 == pending && positions.front() + positions.size() == pending &&
+        count <= kMaxCount) {
+        values.push_back(-count);
         return;
     }
     if (const auto run = as_run(positions)) {
@@ -56,7 +63,7 @@ void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64
     }
 }
 
-std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t limit)
+std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t pending)
 {
     std::vector<uint32_t> positions;
     for (int64_t value : values) {
@@ -69,20 +76,25 @@ std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_
             continue;
         }
         const int64_t packed = -value;
+        if ((packed >> 32) == 0) {  // the oldest
+            const int64_t oldest = std::min<int64_t>(packed, pending);
+            for (int64_t i = pending - oldest; i < pending; ++i) positions.push_back(static_cast<uint32_t>(i));
+            continue;
+        }
         const int64_t first = packed >> 40;
         const int64_t stride = std::max<int64_t>(1, (packed >> 32) & kMaxStride);
-        const int64_t count = std::min<int64_t>(packed & kMaxCount, limit);
+        const int64_t count = std::min<int64_t>(packed & kMaxCount, pending);
         for (int64_t i = 0; i < count; ++i) positions.push_back(static_cast<uint32_t>(first + i * stride));
     }
     std::sort(positions.begin(), positions.end());
     positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-    if (positions.size() > limit) positions.resize(limit);
+    if (positions.size() > pending) positions.resize(pending);
     return positions;
 }
 
 bool completed_set_names(std::span<const int64_t> values, uint32_t position)
 {
-    const auto positions = decode_completed_set(values);
+    const auto positions = decode_completed_set(values, 1u << 20);
     return positions && std::binary_search(positions->begin(), positions->end(), position);
 }
 

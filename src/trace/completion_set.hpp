@@ -14,10 +14,14 @@
 //   0                    nothing completed
 //   > 0                  a chunk: bits 56..62 say which run of 56 positions (c), bit i of the low 56
 //                        bits that position 56c + i completed; a set has a value per chunk it touches
-//   < 0                  -(first << 40 | stride << 32 | count): `count` positions from `first`,
-//                        `stride` apart, the one value of a set that is such a run (a Waitall over
-//                        many requests)
-//   kUnknownCompletedSet a set beyond both forms (replay then completes in walk order)
+//   -k, 0 < k < 2^32     the k oldest pending requests, the one value of such a set: requests
+//                        completed in the order they were made (a Waitany or Waitsome loop over
+//                        requests that complete in order) give the same value every time, where
+//                        their positions from the newest move down by one per completion
+//   < 0 otherwise        -(first << 40 | stride << 32 | count), stride >= 1: `count` positions from
+//                        `first`, `stride` apart, the one value of a set that is such a run (a
+//                        Waitall over many requests)
+//   kUnknownCompletedSet a set beyond these forms (replay then completes in walk order)
 // Any other value (a histogram's draw) still decodes to some set; replay ignores positions that are
 // not pending.
 
@@ -37,12 +41,14 @@ namespace htrace {
 inline constexpr int64_t kUnknownCompletedSet = INT64_MIN;
 
 // The values of `positions` (ascending and distinct) into `values`, replacing what it held: at least
-// one (0 for the empty set).
-void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values);
-std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions);
-// Ascending distinct positions; nullopt if a value is kUnknownCompletedSet. At most `limit` of them.
-std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t limit = 1u << 20);
-// Whether the values name `position`.
+// one (0 for the empty set). `pending`: how many requests were pending before the call, so that the
+// oldest ones can be named as such; 0 leaves that form out (a set read without the count: cancels).
+void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values, size_t pending = 0);
+std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions, size_t pending = 0);
+// Ascending distinct positions; nullopt if a value is kUnknownCompletedSet. `pending`: how many
+// requests were pending before the call (the oldest are counted from it); at most that many positions.
+std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t pending);
+// Whether the values of a set encoded without the pending count name `position`.
 bool completed_set_names(std::span<const int64_t> values, uint32_t position);
 
 // A mirror of one rank's pending requests, oldest first, that names the positions of the ones a

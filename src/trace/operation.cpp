@@ -95,6 +95,20 @@ Op operation_by_name(std::string_view name)
     return opaque_operation(opaque_names().intern(name));
 }
 
+bool creates_request(Op op)
+{
+    switch (operation_kind(op)) {
+    case OperationKind::send: return is_one_of(op, {Op::Isend, Op::Ibsend, Op::Issend, Op::Irsend});
+    case OperationKind::recv: return op == Op::Irecv || op == Op::Imrecv;
+    case OperationKind::collective: return operation_name(op).substr(0, 5) == "MPI_I";
+    case OperationKind::start: return true;
+    case OperationKind::comm_create: return op == Op::Comm_idup;
+    case OperationKind::io: return operation_name(op).starts_with("MPI_File_i");
+    case OperationKind::one_sided: return is_one_of(op, {Op::Rput, Op::Rget, Op::Raccumulate, Op::Rget_accumulate});
+    default: return false;
+    }
+}
+
 bool is_neighbor_collective(Op op)
 {
     return is_one_of(op, {Op::Neighbor_allgather, Op::Neighbor_allgatherv, Op::Neighbor_alltoall,

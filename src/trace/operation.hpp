@@ -39,6 +39,11 @@ inline bool is_one_of(Op op, std::initializer_list<Op> ops)
     return std::find(ops.begin(), ops.end(), op) != ops.end();
 }
 
+// Whether a call of `op` makes a request that a completion call (or MPI_Request_free) ends: the
+// non-blocking sends, receives, collectives, MPI-IO and request-based one-sided calls, MPI_Comm_idup,
+// and each request MPI_Start starts. Completed sets count positions among these (completion_set.hpp).
+bool creates_request(Op op);
+
 // Collectives over a topology's neighbours (their peers come from the communicator's topology).
 bool is_neighbor_collective(Op op);
 

@@ -3,6 +3,7 @@
 #include "trace/completion_set.hpp"
 #include "trace/walk.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -373,6 +374,9 @@ std::string_view kind_name(OperationKind kind)
 std::string render_sequence(const Trace& trace)
 {
     std::map<Rank, std::string> by_rank;
+    // How many requests each rank has pending, as the tracer counts them: completed sets name the
+    // oldest by that count.
+    std::map<Rank, uint32_t> pending;
     TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms, double) {
         std::string& out = by_rank[r];
         out += std::to_string(r) + ' ' + std::string(kind_name(operation_kind(e.op))) + ' ' +
@@ -406,15 +410,21 @@ std::string render_sequence(const Trace& trace)
                 out += std::to_string(*value);
             }
         }
+        uint32_t& rank_pending = pending[r];
         if (!completed_set.empty() || !completed_set_exact) {
             // How many requests the call completed, which a reader of one rank's calls can check.
-            const auto positions = completed_set_exact ? decode_completed_set(completed_set) : std::nullopt;
+            const auto positions =
+                completed_set_exact ? decode_completed_set(completed_set, rank_pending) : std::nullopt;
+            rank_pending -= positions ? static_cast<uint32_t>(std::count_if(positions->begin(), positions->end(),
+                                                                     [&](uint32_t p) { return p < rank_pending; }))
+                                      : 0;
             out += " completes=" + (positions ? std::to_string(positions->size()) : std::string("unknown"));
             // Which of the rank's pending requests, newest first: a program's log can name them too.
             for (size_t i = 0; positions && i < positions->size(); ++i) {
                 out += (i ? "," : " positions=") + std::to_string((*positions)[i]);
             }
         }
+        if (creates_request(e.op)) rank_pending = std::min<uint32_t>(rank_pending + 1, PendingRequests<int>::kKept);
         out += '\n';
     });
     walker.run();

@@ -10,7 +10,10 @@ namespace {
 
 using Positions = std::vector<uint32_t>;
 
-Positions decoded(const std::vector<int64_t>& values) { return decode_completed_set(values).value_or(Positions{99999}); }
+Positions decoded(const std::vector<int64_t>& values, uint32_t pending = 1u << 20)
+{
+    return decode_completed_set(values, pending).value_or(Positions{99999});
+}
 
 // What a completion of `handles` names, as positions.
 template <typename Handle>
@@ -46,7 +49,7 @@ TEST_CASE("small sets are one bit mask; an evenly spaced run is one value; beyon
     for (uint32_t p = 0; p < 1000; ++p) run.push_back(p);
     CHECK(encode_completed_set(run).size() == 1);
     CHECK(encode_completed_set(Positions{0, 1, 7168}) == std::vector<int64_t>{kUnknownCompletedSet});
-    CHECK_FALSE(decode_completed_set(std::vector<int64_t>{kUnknownCompletedSet}).has_value());
+    CHECK_FALSE(decode_completed_set(std::vector<int64_t>{kUnknownCompletedSet}, 1u << 20).has_value());
 }
 
 TEST_CASE("any value decodes to at most the limit of positions")
@@ -73,6 +76,34 @@ TEST_CASE("pending requests are counted from the newest, so a loop that posts an
     CHECK(sets == std::vector<Positions>{{0, 1}, {0, 1}, {0, 1}});
     CHECK(pending.size() == 1);
     CHECK(completing(pending, std::vector<int>{100}) == Positions{0});
+}
+
+TEST_CASE("requests completed in the order they were made have one value every time: the oldest pending")
+{
+    // A Waitany loop over 20 requests that complete in order, then a Waitsome of the oldest three of
+    // ten, and a Wait with an older request nobody completes (so not the oldest: positions as before).
+    PendingRequests<int> pending;
+    for (int h = 1; h <= 20; ++h) pending.created(h);
+    for (int h = 1; h <= 20; ++h) {
+        const size_t before = pending.size();
+        const Positions set = completing(pending, std::vector<int>{h});
+        CHECK(set == Positions{static_cast<uint32_t>(before - 1)});
+        const auto values = encode_completed_set(set, before);
+        CHECK(values == std::vector<int64_t>{-1});
+        CHECK(decoded(values, static_cast<uint32_t>(before)) == set);
+    }
+    for (int h = 1; h <= 10; ++h) pending.created(h);
+    const Positions three = completing(pending, std::vector<int>{2, 1, 3});
+    CHECK(three == Positions{7, 8, 9});
+    CHECK(encode_completed_set(three, 10) == std::vector<int64_t>{-3});
+    CHECK(decoded({-3}, 10) == three);
+    // Without the count (a cancelled set), the same positions are a bit mask.
+    CHECK(encode_completed_set(three) == std::vector<int64_t>{(1 << 7) | (1 << 8) | (1 << 9)});
+    pending.created(99);
+    CHECK(completing(pending, std::vector<int>{99}) == Positions{0});
+    CHECK(encode_completed_set(Positions{0}, 8) == std::vector<int64_t>{1});
+    // Decoded against fewer pending requests than it names, it names all of them.
+    CHECK(decoded({-5}, 3) == Positions{0, 1, 2});
 }
 
 TEST_CASE("receives completed before the sends posted between them leave holes in the positions")
