@@ -49,8 +49,10 @@ namespace {
 thread_local bool started_mpi = false;
 
 // Ranks whose computation before an event differs by less than this share of the traced time, over
-// the run, share its time statistics: so small a difference moves a replay by less.
+// the run, or by less than a millisecond, share its time statistics: so small a difference moves a
+// replay by less, and a millisecond is below what a replay's timing can show.
 constexpr double kSignificantComputeShare = 0.01;
+constexpr double kSignificantComputeSeconds = 1e-3;
 
 constexpr size_t kOpaqueCount = 0
 #define HTRACE_OPAQUE(name) +1
@@ -511,7 +513,7 @@ void Tracer::stop(double entered, CallSite site)
 
     const double merge_start = steady_seconds();
     MergeRule rule{config_.precision, config_.histogram};
-    rule.significant_compute_seconds = kSignificantComputeShare * slowest;
+    rule.significant_compute_seconds = std::max(kSignificantComputeShare * slowest, kSignificantComputeSeconds);
     ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule);
     const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
