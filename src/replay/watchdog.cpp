@@ -26,16 +26,40 @@ Watchdog::~Watchdog()
 void Watchdog::entering(const ScheduledCall& call)
 {
     if (limit_ <= 0) return;
-    std::lock_guard lock(mutex_);
-    current_ = InCall{++calls_, call.kind, call.op, call.event, call.peer, call.tag, call.bytes, call.comm,
-                      call.requests.size()};
+    constexpr auto relaxed = std::memory_order_relaxed;
+    current_.kind.store(call.kind, relaxed);
+    current_.op.store(call.op, relaxed);
+    current_.event.store(call.event, relaxed);
+    current_.peer.store(call.peer, relaxed);
+    current_.tag.store(call.tag, relaxed);
+    current_.bytes.store(call.bytes, relaxed);
+    current_.comm.store(call.comm, relaxed);
+    current_.requests.store(call.requests.size(), relaxed);
+    current_.index.store(++calls_, std::memory_order_release);
 }
 
 void Watchdog::left()
 {
     if (limit_ <= 0) return;
-    std::lock_guard lock(mutex_);
-    current_.index = 0;
+    current_.index.store(0, std::memory_order_release);
+}
+
+std::optional<Watchdog::InCall> Watchdog::read_current(uint64_t index) const
+{
+    constexpr auto relaxed = std::memory_order_relaxed;
+    if (index == 0 || current_.index.load(std::memory_order_acquire) != index) return std::nullopt;
+    InCall call{index,
+                current_.kind.load(relaxed),
+                current_.op.load(relaxed),
+                current_.event.load(relaxed),
+                current_.peer.load(relaxed),
+                current_.tag.load(relaxed),
+                current_.bytes.load(relaxed),
+                current_.comm.load(relaxed),
+                current_.requests.load(relaxed)};
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (current_.index.load(relaxed) != index) return std::nullopt;  // a new call began meanwhile
+    return call;
 }
 
 void Watchdog::watch()
@@ -46,15 +70,17 @@ void Watchdog::watch()
     auto since = Clock::now();
     while (!done_) {
         wake_.wait_for(lock, std::chrono::milliseconds(500));
-        if (current_.index != seen) {
-            seen = current_.index;
+        const uint64_t now_in = current_.index.load(std::memory_order_acquire);
+        if (now_in != seen) {
+            seen = now_in;
             since = Clock::now();
             continue;
         }
         const double stuck = std::chrono::duration<double>(Clock::now() - since).count();
         // Stuck ranks report one after another, three seconds apart, so that usually the first says
         // it and mpirun has stopped the others before they repeat it.
-        if (seen != 0 && stuck > limit_ + 3 * std::min(rank_, 10)) stop(current_, stuck);
+        if (seen == 0 || stuck <= limit_ + 3 * std::min(rank_, 10)) continue;
+        if (const auto call = read_current(seen)) stop(*call, stuck);
     }
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace htrace::replay {
@@ -39,17 +40,33 @@ private:
         int64_t comm = 0;
         size_t requests = 0;
     };
+    // The same, as the rank's thread publishes it on every call without a lock (a lock there cost
+    // a tenth of a replay of short calls): fields first, then the index. The watchdog reads the
+    // fields only of a call whose index has not moved for seconds, and checks it again after.
+    struct Published {
+        std::atomic<uint64_t> index{0};
+        std::atomic<CallKind> kind{CallKind::compute};
+        std::atomic<Op> op{};
+        std::atomic<const Event*> event{nullptr};
+        std::atomic<Rank> peer{-1};
+        std::atomic<int64_t> tag{0};
+        std::atomic<int64_t> bytes{0};
+        std::atomic<int64_t> comm{0};
+        std::atomic<size_t> requests{0};
+    };
 
     void watch();
+    // The call in progress, if it is still `index`.
+    std::optional<InCall> read_current(uint64_t index) const;
     [[noreturn]] void stop(const InCall& call, double seconds) const;
 
     int rank_;
     double limit_;
-    std::mutex mutex_;
+    std::mutex mutex_;  // for done_ and the wake-up only
     std::condition_variable wake_;
     bool done_ = false;
-    InCall current_;
-    uint64_t calls_ = 0;
+    Published current_;
+    uint64_t calls_ = 0;  // the rank's thread's own
     std::thread thread_;
 };
 
