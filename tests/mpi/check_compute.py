@@ -11,7 +11,6 @@ of `compute_by_rank` it is in (or the event's, where there are none). For every 
 be within TOLERANCE (10%) plus SLACK (0.5 ms: the tracer's clock also counts the program's logging)
 of the mean of what the rank logged.
 Exit status: 0 all agree, 1 a difference, 2 cannot compare."""
-import argparse
 import statistics
 import sys
 
@@ -65,21 +64,7 @@ def check(dump, logs, ranks):
 
 
 def main():
-    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
-    parser.add_argument("--h-dump", required=True, help="the h-dump executable")
-    parser.add_argument("--trace", required=True, help="the trace file to check")
-    parser.add_argument("--log-dir", required=True, help="the directory the program wrote rank.<N> logs into")
-    parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
-    args = parser.parse_args()
-    try:
-        dump = check_calls.run_h_dump(args.h_dump, args.trace, ("--json",))
-        differences = check(dump, check_calls.read_call_logs(args.log_dir, args.ranks), args.ranks)
-    except (CannotCompare, KeyError, ValueError) as error:
-        print(f"check_compute: cannot compare: {error}")
-        return 2
-    for line in differences:
-        print(f"check_compute: {line}")
-    return 1 if differences else 0
+    return check_calls.main_of_log_check("check_compute", __doc__.split("\n\n")[1], check)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ rank takes part in. For each, from `h-dump --json`:
     communicator's ranks are 0, 1, 2 ... in world order, one entry with a step where its members are
     evenly spaced, so the count does not grow with the job while the number of communicators does not.
 Exit status: 0 all agree, 1 a difference, 2 cannot compare."""
-import argparse
 import collections
 import sys
 
@@ -82,21 +81,7 @@ def check(dump, logs):
 
 
 def main():
-    parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
-    parser.add_argument("--h-dump", required=True, help="the h-dump executable")
-    parser.add_argument("--trace", required=True, help="the trace file to check")
-    parser.add_argument("--log-dir", required=True, help="the directory the program wrote rank.<N> logs into")
-    parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
-    args = parser.parse_args()
-    try:
-        dump = check_calls.run_h_dump(args.h_dump, args.trace, ("--json",))
-        differences = check(dump, check_calls.read_call_logs(args.log_dir, args.ranks))
-    except (CannotCompare, KeyError, ValueError) as error:
-        print(f"check_rank_values: cannot compare: {error}")
-        return 2
-    for line in differences:
-        print(f"check_rank_values: {line}")
-    return 1 if differences else 0
+    return check_calls.main_of_log_check("check_rank_values", __doc__.split("\n\n")[1], lambda dump, logs, ranks: check(dump, logs))
 
 
 if __name__ == "__main__":
