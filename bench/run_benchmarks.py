@@ -15,9 +15,12 @@
                                                       16/64/256 simulated ranks, traces at precision 100/95/0
     run_benchmarks.py replay-time-2 [--build DIR] [--pairs N] [--output NAME]
                                                       h-replay (with compute) vs traced time at 2 ranks
-    run_benchmarks.py compression [--build DIR] [--ranks 4,16,64] [--programs P,Q] [--output NAME]
+    run_benchmarks.py compression [--build DIR] [--ranks 4,16,64] [--programs P,Q] [--output NAME] [--scratch DIR]
                                                       trace bytes of every shipped program at precision 100 and 0
                                                       vs. ranks, beside xz -9 of the per-rank call sequences
+    run_benchmarks.py trace-format [--build DIR] --scratch DIR
+                                                      the traces an earlier build kept in DIR, written again in
+                                                      this build's format (bench/rewrite-trace): bytes before, now
     run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
     run_benchmarks.py io [--build DIR]                I/O programs' trace bytes vs ranks; added time per I/O call
     run_benchmarks.py io-cost [--build DIR]           only the added time per MPI-IO and POSIX I/O call
@@ -26,6 +29,7 @@
 Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
 """
 import argparse
+import contextlib
 import csv
 import os
 import pathlib
@@ -674,16 +678,19 @@ COMPRESSION_PROGRAMS = dict(SIMULATED_PROGRAMS, mpi_coverage=lambda ranks: [], m
                             one_sided=lambda ranks: ["3"])
 
 
-def compression(build, rank_counts=None, programs=None, output=None):
+def compression(build, rank_counts=None, programs=None, output=None, keep=None):
     """What a lossless grammar compressor would make of the same calls is estimated by xz -9 of each rank's
     calls in order (`h-dump --sequence` of the precision-100 trace: operation, peers as world ranks, tag,
     bytes, communicator, one line per call, loops expanded; no times, which the trace does hold). A run
-    that fails is reported as such and the benchmark goes on."""
+    that fails is reported as such and the benchmark goes on. `keep`: a directory that keeps the traces
+    (for trace-format)."""
     rows = []
     # Open MPI 4.1's default one-sided component crashes in this container (tests/mpi/meson.build).
     env_before = dict(ENV)
     ENV["OMPI_MCA_osc"] = "sm,pt2pt"
-    with tempfile.TemporaryDirectory() as scratch:
+    if keep:
+        pathlib.Path(keep).mkdir(parents=True, exist_ok=True)
+    with (contextlib.nullcontext(keep) if keep else tempfile.TemporaryDirectory()) as scratch:
         for program, arguments in COMPRESSION_PROGRAMS.items():
             if programs and program not in programs:
                 continue
@@ -714,6 +721,21 @@ def compression(build, rank_counts=None, programs=None, output=None):
         print(f"| {program} | {ranks} | {calls} | {lossless} | {merged} | {xz} | {ratio} |")
 
 
+def trace_format(build, traces, output=None):
+    """The same trace files (kept by `compression --scratch`, written by an earlier build) written again
+    by this build's format: bytes before and now, each trace read back equal."""
+    files = sorted(str(p) for p in pathlib.Path(traces).glob("*.h"))
+    run = subprocess.run([str(build / "bench/rewrite-trace")] + files, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(run.stderr)
+    rows = [line.split(",") for line in run.stdout.splitlines()[1:]]
+    rows = [(pathlib.Path(name).stem, int(before), int(now)) for name, before, now in rows]
+    write_csv(output or "trace_format", ["trace", "bytes_before", "bytes_now"], rows)
+    print("| trace | bytes before | bytes now | now / before |\n| --- | --- | --- | --- |")
+    for name, before, now in rows:
+        print(f"| {name} | {before} | {now} | {now / before:.3f} |")
+
+
 def folding_cost(build):
     out = subprocess.run([str(build / "bench/folding-cost")], capture_output=True, text=True, check=True).stdout
     rows = list(csv.reader(out.splitlines()))
@@ -727,9 +749,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
                                          "merge-cost", "histogram-defaults", "replay-time", "replay-cost",
-                                         "simulated-fidelity", "replay-time-2", "compression", "folding-cost", "io", "io-cost", "sweep"])
+                                         "simulated-fidelity", "replay-time-2", "compression", "trace-format", "folding-cost", "io", "io-cost", "sweep"])
     parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2: keep traces, reports and logs here")
+    parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2, compression: keep traces, reports and logs "
+                        "here; trace-format: the traces to write again")
     parser.add_argument("--programs", help="simulated-fidelity, compression: a comma-separated subset of the programs")
     parser.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256; compression: "
                         "rank counts (4,16,64)")
@@ -752,7 +775,9 @@ def main():
         return replay_time_2(build, args.pairs, args.scratch, args.output)
     if args.what == "compression":
         return compression(build, numbers(args.ranks), args.programs.split(",") if args.programs else None,
-                           args.output)
+                           args.output, args.scratch)
+    if args.what == "trace-format":
+        return trace_format(build, args.scratch, args.output)
     {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
      "precision-sweep": precision_sweep, "merge-cost": merge_cost,
      "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost,

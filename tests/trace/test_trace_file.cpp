@@ -151,8 +151,8 @@ TEST_CASE("a corrupt byte anywhere is caught by the checksum or the format")
 TEST_CASE("a file of another format version or not a trace at all says so")
 {
     auto bytes = encode_trace(sample_trace());
-    bytes[16] = 9;  // the version follows the magic and the size
-    CHECK(decode_trace(bytes).error.find("format version 9") != std::string::npos);
+    bytes[16] = 10;  // the version follows the magic and the size
+    CHECK(decode_trace(bytes).error.find("format version 10 is newer") != std::string::npos);
     const std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o'};
     CHECK(decode_trace(text).error.find("not an h-trace file") != std::string::npos);
 }
@@ -183,5 +183,34 @@ TEST_CASE("a peer histogram's seen values take a few bytes as runs where they fi
         REQUIRE_MESSAGE(read.trace.has_value(), read.error);
         CHECK(*read.trace == t);
         CHECK(read.trace->body[0].event().params[0].value.histogram().seen_values() == h.seen_values());
+    }
+}
+
+TEST_CASE("a bin's moments that are integers cost a few bytes, and read back unchanged")
+{
+    // 4 bins over 0..99: a bin of several values stores a mean and a sum of squares.
+    Histogram wide(HistogramConfig{4, 64});
+    for (int64_t v = 0; v < 100; ++v) wide.add(v, 0);
+    size_t wide_bins = 0;
+    for (const auto& bin : wide.bins()) wide_bins += bin.max > bin.min ? 1 : 0;
+    REQUIRE(wide_bins >= 2);
+    // As doubles, these moments alone would take 16 bytes per bin.
+    CHECK(encoded_size(Value(wide)) < 16 * wide_bins);
+
+    // One bin over nearly all of int64 (merged completion sets come close): its moments stay doubles.
+    Histogram vast(HistogramConfig{1, 64});
+    vast.add(-(int64_t{1} << 62), 0);
+    vast.add(int64_t{1} << 62, 1, 3);
+    REQUIRE(vast.bins().size() == 1);
+
+    for (const Histogram& h : {wide, vast}) {
+        Trace t;
+        t.header.ranks = 4;
+        Event e = test::call('w', 8, 0);
+        e.params[2].value = Value(h);
+        t.body.push_back(Node{e});
+        const DecodeResult read = decode_trace(encode_trace(t));
+        REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+        CHECK(*read.trace == t);
     }
 }
