@@ -109,6 +109,34 @@ std::optional<Rank> CommView::world_peer(int64_t relative) const
     return (*members)[static_cast<size_t>((my_rank + relative) % static_cast<int64_t>(members->size()))];
 }
 
+Item& ItemQueue::push_back()
+{
+    if (size_ == slots_.size()) {
+        std::vector<std::unique_ptr<Item>> grown(std::max<size_t>(16, 2 * slots_.size()));
+        for (size_t i = 0; i < size_; ++i) grown[i] = std::move(slots_[(head_ + i) & (slots_.size() - 1)]);
+        slots_ = std::move(grown);
+        head_ = 0;
+    }
+    auto& slot = slots_[(head_ + size_) & (slots_.size() - 1)];
+    ++size_;
+    if (!slot) {
+        slot = std::make_unique<Item>();
+        return *slot;
+    }
+    // Copy-assigning from a blank item resets every field and keeps the capacity of every list.
+    static const Item blank{};
+    *slot = blank;
+    return *slot;
+}
+
+void ItemQueue::pop_front()
+{
+    head_ = (head_ + 1) & (slots_.size() - 1);
+    --size_;
+}
+
+void ItemQueue::pop_back() { --size_; }
+
 RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incoming)
     : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
 {
@@ -182,7 +210,7 @@ bool RankStream::drawn(Role role) const { return has_histogram(*event_, role); }
 
 Item& RankStream::add(ItemKind kind, const Event& e)
 {
-    Item& item = items_.emplace_back();
+    Item& item = items_.push_back();
     item.kind = kind;
     item.call.event = &e;
     item.call.op = e.op;
@@ -696,10 +724,11 @@ void RankStream::withdraw_cancelled(const Event& e, const std::vector<Rank>& par
             const auto my_comm = comm && destination == me_ ? comms.local_id(me_, sender, *comm) : std::nullopt;
             if (!my_comm || !tag) continue;
             const auto members = comms.shared_members(me_, *my_comm);
-            for (auto it = items_.rbegin(); it != items_.rend(); ++it) {
-                if (it->kind == ItemKind::incoming && it->call.peer == sender && it->call.tag == *tag &&
-                    it->asked.comm.members == members) {
-                    it->kind = ItemKind::withdrawn;
+            for (size_t k = items_.size(); k-- > 0;) {
+                Item& item = items_[k];
+                if (item.kind == ItemKind::incoming && item.call.peer == sender && item.call.tag == *tag &&
+                    item.asked.comm.members == members) {
+                    item.kind = ItemKind::withdrawn;
                     break;
                 }
             }

@@ -14,7 +14,6 @@
 
 #include "histogram/sampler.hpp"
 
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -80,6 +79,24 @@ struct Item {
     Completion completion;         // completion
 };
 
+// The items kept ahead of the replay, oldest first. Each slot's item is allocated once and reused for
+// every item the walk puts there, keeping the capacity of its lists, so that replaying a long run of
+// calls allocates nothing per call; an item stays where it is while the queue grows.
+class ItemQueue {
+public:
+    Item& push_back();  // an item as default-constructed
+    void pop_front();
+    void pop_back();
+    Item& operator[](size_t i) { return *slots_[(head_ + i) & (slots_.size() - 1)]; }
+    size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+
+private:
+    std::vector<std::unique_ptr<Item>> slots_;  // a power of two of them
+    size_t head_ = 0;
+    size_t size_ = 0;
+};
+
 // The second half's view of the walk: items one at a time, and any number ahead of the current one.
 class RankStream {
 public:
@@ -139,7 +156,7 @@ private:
     bool incoming_;
     HistogramSampler draws_;
     WalkCursor cursor_;
-    std::deque<Item> items_;  // the current item first
+    ItemQueue items_;  // the current item first
     const Event* event_ = nullptr;
     const std::vector<Rank>* participants_ = nullptr;
     std::vector<std::optional<int64_t>> drawn_;  // per participant, per parameter of event_
