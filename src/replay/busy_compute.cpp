@@ -3,13 +3,20 @@
 #include <chrono>
 
 namespace htrace::replay {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+Clock::time_point last_return = Clock::now();  // one replaying rank per process
+
+}  // namespace
+
+void call_returned() { last_return = Clock::now(); }
 
 // Computation is re-enacted by spinning, not sleeping: the application kept its core busy too, and a
 // sleep's wake-up latency would dwarf the microsecond gaps between calls.
 void compute_for(double seconds)
 {
-    using Clock = std::chrono::steady_clock;
-    const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+    const auto until = last_return + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     while (Clock::now() < until) {
     }
 }

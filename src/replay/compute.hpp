@@ -1,10 +1,16 @@
 #pragma once
-// How recorded computation is re-enacted: one function, with one implementation per way of running
+// How recorded computation is re-enacted: one interface, with one implementation per way of running
 // the replay (busy_compute.cpp on a real machine; the SimGrid build simulates it instead).
 
 namespace htrace::replay {
 
-// Spends `seconds` of computation, as the traced rank did between two calls.
+// Marks where a replayed MPI call returned: the computation recorded before the next call counts
+// from here.
+void call_returned();
+
+// Spends `seconds` of computation since the last call returned, as the traced rank did between two
+// calls. h-replay's own work between the two calls counts towards them: the tracer's work between
+// calls was in the recorded time too, and interpreting the trace must not add to the replay's.
 void compute_for(double seconds);
 
 }  // namespace htrace::replay

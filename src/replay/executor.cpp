@@ -72,13 +72,14 @@ void Executor::count(Op op, int64_t bytes)
 
 void Executor::issue(const ScheduledCall& call)
 {
-    if (watchdog_ == nullptr || call.kind == CallKind::compute) {
+    if (call.kind == CallKind::compute) {
         issue_call(call);
         return;
     }
-    watchdog_->entering(call);
+    if (watchdog_ != nullptr) watchdog_->entering(call);
     issue_call(call);
-    watchdog_->left();
+    if (watchdog_ != nullptr) watchdog_->left();
+    call_returned();
 }
 
 void Executor::issue_call(const ScheduledCall& call)

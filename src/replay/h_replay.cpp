@@ -3,6 +3,7 @@
 //
 // Its own coordination (agreeing on errors, timing, the report) goes through PMPI_ entry points:
 // h-trace on h-replay then sees only the replayed communication, which is how tests check it.
+#include "replay/compute.hpp"
 #include "replay/executor.hpp"
 #include "replay/schedule.hpp"
 #include "replay/watchdog.hpp"
@@ -314,6 +315,7 @@ int run(int argc, char** argv, int rank, int size)
     replay::Executor executor(&watchdog, files ? &*files : nullptr);
     PMPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
+    replay::call_returned();  // the computation before the first call counts from here
     const replay::ScheduleSummary summary = replay::generate_schedule(
         trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); },
         replay::ScheduleOptions{mode.mode, options.compute});

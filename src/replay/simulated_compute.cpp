@@ -20,6 +20,9 @@ const InterpretationTakesNoSimulatedTime interpretation_takes_no_simulated_time;
 
 }  // namespace
 
+// h-replay's own work takes no simulated time (above): nothing to count from.
+void call_returned() {}
+
 // smpi_execute_benched, not smpi_execute: smpi_execute converts seconds of the machine running the
 // simulation (smpi/host-speed) and drops anything below smpi/cpu-threshold, whereas recorded seconds
 // are the traced machine's and must all count. smpi_execute_benched runs seconds x the simulated
