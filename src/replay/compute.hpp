@@ -9,8 +9,8 @@ namespace htrace::replay {
 void call_returned();
 
 // Spends `seconds` of computation since the last call returned, as the traced rank did between two
-// calls. h-replay's own work between the two calls counts towards them: the tracer's work between
-// calls was in the recorded time too, and interpreting the trace must not add to the replay's.
+// calls. h-replay's own work between the two calls is part of that time: the tracer's work between
+// calls was part of the recorded time too, and interpreting the trace must not add to the replay's.
 void compute_for(double seconds);
 
 }  // namespace htrace::replay
