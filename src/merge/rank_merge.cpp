@@ -87,10 +87,20 @@ Value per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, co
     return Value(std::move(entries));
 }
 
+// Whether `exact` (per rank) is worth keeping over `drawn`, its histogram: where it takes at most a
+// rank run's bytes more. A histogram names no ranks, so it is always a little smaller where both
+// have a few entries; exact values keep replay causal, and the allowance is a constant, so a
+// per-rank form that grows with the ranks still loses to the histogram.
+bool worth_keeping_exact(const Value& exact, const Value& drawn)
+{
+    constexpr size_t kAllowance = 8;
+    return encoded_size(exact) <= encoded_size(drawn) + kAllowance;
+}
+
 // Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
 // (lossless). With `exact_if_smaller` (endpoints, and counts of loops without collectives), values
-// whose per-rank form takes no more bytes than their histogram stay per rank even so: nothing would
-// be saved, and exact values keep replay causal, where a pairwise exchange's peers `{+1 on even
+// whose per-rank form takes no more bytes than their histogram (worth_keeping_exact) stay per rank
+// even so: little would be saved, and exact values keep replay causal, where a pairwise exchange's peers `{+1 on even
 // ranks, -1 on odd}` drawn from a histogram would pair ranks at random, and a pipeline's first rank
 // would draw receives it never made. Other values follow the rule as written (DESIGN.md: merged
 // values become histograms). `calls_*` is how many calls (or loop instances) each side's value
@@ -109,7 +119,7 @@ Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const V
                                 role, rule);
     if (!exact_if_smaller || a.is_histogram() || b.is_histogram()) return merged;
     Value exact = per_rank_union(a, ranks_a, b, ranks_b);
-    return encoded_size(exact) <= encoded_size(merged) ? exact : merged;
+    return worth_keeping_exact(exact, merged) ? exact : merged;
 }
 
 // Whether two values can become one: merged under the rule, or, across ranks, kept per rank (not
@@ -284,7 +294,7 @@ Node shared_optional_node(Node node, const RankList& own_ranks, uint64_t own, co
             }
             const RankList without = RankList::from_sorted(idle).unite(other_ranks);
             Value exact = per_rank_union(loop.iterations, callers, Value(0), without);
-            if (encoded_size(exact) <= encoded_size(drawn)) drawn = std::move(exact);
+            if (worth_keeping_exact(exact, drawn)) drawn = std::move(exact);
         }
         loop.iterations = std::move(drawn);
     }
