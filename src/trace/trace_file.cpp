@@ -28,9 +28,9 @@ enum class Times : uint8_t { nanoseconds, exact };
 uint64_t to_nanoseconds(double seconds) { return static_cast<uint64_t>(std::llround(std::max(seconds, 0.0) * 1e9)); }
 double from_nanoseconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 enum class ValueTag : uint8_t { exact = 0, per_rank = 1, histogram = 2 };
-// How a histogram stores the values it has seen (peers): not at all, as deltas, or as runs of
-// consecutive values (format 7).
-enum class SeenValues : uint8_t { none = 0, deltas = 1, runs = 2 };
+// How a histogram stores the values it has seen (peers): not at all, as deltas, as runs of
+// consecutive values (format 7), or as bitmaps of the wide bins (format 10).
+enum class SeenValues : uint8_t { none = 0, deltas = 1, runs = 2, in_wide_bins = 3 };
 // A bin's mean and sum of squares, each as an integer where it is one: the values are integers, so
 // count * mean_offset (the sum of the values' offsets from the bin's min) and count * m2 are, but for
 // floating rounding and for the estimates a split makes. Only where dividing by the count gives back
@@ -46,6 +46,8 @@ std::optional<uint64_t> as_count_multiple(double moment, uint64_t count)
 
 // A run longer than any communicator makes (16 M ranks) is a corrupt file, not an allocation to attempt.
 constexpr uint64_t kMaxSeenRun = uint64_t{1} << 24;
+// The most values of wide bins whose seen values are a bitmap.
+constexpr uint64_t kMostSeenBits = uint64_t{1} << 16;
 
 class Encoder {
 public:
@@ -75,6 +77,7 @@ public:
         out_.insert(out_.end(), s.begin(), s.end());
     }
     std::vector<uint8_t>& bytes() { return out_; }
+    const std::vector<uint8_t>& bytes() const { return out_; }
 
 private:
     std::vector<uint8_t> out_;
@@ -176,7 +179,12 @@ private:
 
 class BodyWriter {
 public:
-    BodyWriter(Encoder& out, Times times) : out_(out), times_(times) {}
+    // `shared_config`: the header's histogram config, which a trace file states once (merge
+    // messages, which have no header, leave it out).
+    BodyWriter(Encoder& out, Times times, std::optional<HistogramConfig> shared_config = std::nullopt)
+        : out_(out), times_(times), shared_config_(shared_config)
+    {
+    }
 
     void ranks(const RankList& list)
     {
@@ -191,64 +199,124 @@ public:
         }
     }
 
+    // Format 10. Every histogram of a run shares the header's config, so a file states it once; the
+    // bin count's low bit says a histogram carries its own. Bins follow each other, so each starts
+    // at a gap from the previous one's max, and a bin of one value (every bin of an exact
+    // histogram) is just its count, whose low bit says the bin is wide. The extremes' values are the
+    // outer bins' ends; only their ranks are written.
     void histogram(const Histogram& h)
     {
-        out_.unsigned_int(static_cast<uint64_t>(h.config().bins));
-        out_.unsigned_int(static_cast<uint64_t>(h.config().rebalance_interval));
-        out_.unsigned_int(h.bins().size());
-        for (const auto& bin : h.bins()) {
-            out_.signed_int(bin.min);
-            out_.unsigned_int(static_cast<uint64_t>(bin.max - bin.min));
-            // A bin of one value (every bin of an exact histogram) has nothing more to say; a wider
-            // one says in its count's low bits which of its moments follow as integers.
+        const bool own_config = h.config() != shared_config_;
+        out_.unsigned_int(h.bins().size() << 1 | (own_config ? 1 : 0));
+        if (own_config) {
+            out_.unsigned_int(static_cast<uint64_t>(h.config().bins));
+            out_.unsigned_int(static_cast<uint64_t>(h.config().rebalance_interval));
+        }
+        for (size_t i = 0; i < h.bins().size(); ++i) {
+            const auto& bin = h.bins()[i];
+            if (i == 0) {
+                out_.signed_int(bin.min);
+            } else {
+                out_.unsigned_int(static_cast<uint64_t>(bin.min) - static_cast<uint64_t>(h.bins()[i - 1].max) - 1);
+            }
             if (bin.max == bin.min) {
-                out_.unsigned_int(bin.count);
+                out_.unsigned_int(bin.count << 1);
                 continue;
             }
+            // A wide bin says in its count's next bits which of its moments follow as integers.
             const auto mean = as_count_multiple(bin.mean_offset, bin.count);
             const auto m2 = as_count_multiple(bin.m2, bin.count);
-            out_.unsigned_int(bin.count << 2 | (mean ? 2 : 0) | (m2 ? 1 : 0));
+            out_.unsigned_int(bin.count << 3 | (mean ? 4 : 0) | (m2 ? 2 : 0) | 1);
+            out_.unsigned_int(static_cast<uint64_t>(bin.max) - static_cast<uint64_t>(bin.min) - 1);
             mean ? out_.unsigned_int(*mean) : out_.real(bin.mean_offset);
             m2 ? out_.unsigned_int(*m2) : out_.real(bin.m2);
         }
-        out_.signed_int(h.min().value);
         out_.signed_int(h.min().rank);
-        out_.signed_int(h.max().value);
         out_.signed_int(h.max().rank);
         out_.unsigned_int(h.added_since_rebalance());
         if (!h.keeps_seen_values()) {
             out_.byte(static_cast<uint8_t>(SeenValues::none));
             return;
         }
-        // Peers relative to the caller fill whole ranges at large rank counts ({1, ..., 63}): as
-        // runs they cost a few bytes at any rank count. Whichever form is smaller is written.
-        Encoder deltas;
-        deltas.unsigned_int(h.seen_values().size());
+        // Whichever form is smallest is written.
+        std::vector<std::pair<SeenValues, Encoder>> forms;
+        forms.emplace_back(SeenValues::deltas, seen_as_deltas(h.seen_values()));
+        forms.emplace_back(SeenValues::runs, seen_as_runs(h.seen_values()));
+        if (auto in_bins = seen_in_wide_bins(h)) forms.emplace_back(SeenValues::in_wide_bins, std::move(*in_bins));
+        const auto& [form, chosen] = *std::min_element(forms.begin(), forms.end(), [](const auto& a, const auto& b) {
+            return a.second.bytes().size() < b.second.bytes().size();
+        });
+        out_.byte(static_cast<uint8_t>(form));
+        for (uint8_t b : chosen.bytes()) out_.byte(b);
+    }
+
+    static Encoder seen_as_deltas(const std::vector<int64_t>& seen)
+    {
+        Encoder out;
+        out.unsigned_int(seen.size());
         int64_t previous = 0;
-        for (int64_t v : h.seen_values()) {
-            deltas.signed_int(v - previous);
+        for (int64_t v : seen) {
+            out.signed_int(v - previous);
             previous = v;
         }
-        Encoder runs;
+        return out;
+    }
+
+    // Peers relative to the caller fill whole ranges at large rank counts ({1, ..., 63}): as runs
+    // they cost a few bytes at any rank count.
+    static Encoder seen_as_runs(const std::vector<int64_t>& seen)
+    {
         std::vector<std::pair<int64_t, int64_t>> ranges;  // first and last value of each run
-        for (int64_t v : h.seen_values()) {
+        for (int64_t v : seen) {
             if (!ranges.empty() && ranges.back().second + 1 == v) {
                 ranges.back().second = v;
             } else {
                 ranges.emplace_back(v, v);
             }
         }
-        runs.unsigned_int(ranges.size());
-        previous = 0;
+        Encoder out;
+        out.unsigned_int(ranges.size());
+        int64_t previous = 0;
         for (const auto& [first, last] : ranges) {
-            runs.signed_int(first - previous);
-            runs.unsigned_int(static_cast<uint64_t>(last - first));
+            out.signed_int(first - previous);
+            out.unsigned_int(static_cast<uint64_t>(last - first));
             previous = last;
         }
-        const bool as_runs = runs.bytes().size() < deltas.bytes().size();
-        out_.byte(static_cast<uint8_t>(as_runs ? SeenValues::runs : SeenValues::deltas));
-        const auto& chosen = as_runs ? runs.bytes() : deltas.bytes();
-        for (uint8_t b : chosen) out_.byte(b);
+        return out;
+    }
+
+    // A bin of one value says that value was seen; a wide bin says which of its values were, a bit
+    // each (lowest first, packed across bins). Peers at many ranks then cost a few bytes beyond the
+    // bins. Only where the set is exactly that: every seen value inside a bin, every narrow bin's
+    // value seen, and the wide bins narrow enough for a bitmap.
+    static std::optional<Encoder> seen_in_wide_bins(const Histogram& h)
+    {
+        const auto& seen = h.seen_values();
+        std::vector<bool> bits;
+        size_t matched = 0;
+        for (const auto& bin : h.bins()) {
+            const auto first = std::lower_bound(seen.begin(), seen.end(), bin.min);
+            const auto last = std::upper_bound(first, seen.end(), bin.max);
+            matched += static_cast<size_t>(last - first);
+            if (bin.min == bin.max) {
+                if (first == last) return std::nullopt;
+                continue;
+            }
+            const uint64_t span = static_cast<uint64_t>(bin.max) - static_cast<uint64_t>(bin.min);
+            if (span >= kMostSeenBits || bits.size() + span + 1 > kMostSeenBits) return std::nullopt;
+            const uint64_t width = span + 1;
+            const size_t start = bits.size();
+            bits.resize(start + width, false);
+            for (auto v = first; v != last; ++v) bits[start + static_cast<uint64_t>(*v - bin.min)] = true;
+        }
+        if (matched != seen.size()) return std::nullopt;
+        Encoder out;
+        for (size_t i = 0; i < bits.size(); i += 8) {
+            uint8_t byte = 0;
+            for (size_t k = 0; k < 8 && i + k < bits.size(); ++k) byte |= static_cast<uint8_t>(bits[i + k]) << k;
+            out.byte(byte);
+        }
+        return out;
     }
 
     void value(const Value& v)
@@ -359,6 +427,7 @@ public:
 private:
     Encoder& out_;
     Times times_;
+    std::optional<HistogramConfig> shared_config_;
     std::unordered_map<uint64_t, uint64_t> signature_index_;
     std::map<Op, uint64_t> opaque_codes_;
     std::vector<Op> opaque_order_;
@@ -393,8 +462,9 @@ constexpr int64_t kMostRanks = int64_t(1) << 24;
 
 class BodyReader {
 public:
-    BodyReader(Decoder& in, Times times, uint64_t version = kTraceFormatVersion)
-        : in_(in), times_(times), version_(version)
+    BodyReader(Decoder& in, Times times, uint64_t version = kTraceFormatVersion,
+               std::optional<HistogramConfig> shared_config = std::nullopt)
+        : in_(in), times_(times), version_(version), shared_config_(shared_config)
     {
     }
 
@@ -418,6 +488,48 @@ public:
     }
 
     Histogram histogram()
+    {
+        if (version_ < 10) return histogram_before_10();
+        const uint64_t count_field = in_.unsigned_int();
+        HistogramConfig config = shared_config_.value_or(HistogramConfig{});
+        if ((count_field & 1) != 0 || !shared_config_) {
+            config.bins = static_cast<uint32_t>(in_.unsigned_int());
+            config.rebalance_interval = static_cast<uint32_t>(in_.unsigned_int());
+        }
+        const size_t n = in_.count_of(count_field >> 1);
+        std::vector<Histogram::Bin> bins;
+        for (size_t i = 0; i < n && in_.ok(); ++i) {
+            Histogram::Bin bin;
+            bin.min = i == 0 ? in_.signed_int()
+                             : static_cast<int64_t>(static_cast<uint64_t>(bins.back().max) + 1 + in_.unsigned_int());
+            const uint64_t field = in_.unsigned_int();
+            if ((field & 1) == 0) {
+                bin.count = field >> 1;
+                bin.max = bin.min;
+            } else {
+                bin.count = field >> 3;
+                bin.max = static_cast<int64_t>(static_cast<uint64_t>(bin.min) + 1 + in_.unsigned_int());
+                const double count = static_cast<double>(bin.count);
+                bin.mean_offset = field & 4 ? static_cast<double>(in_.unsigned_int()) / count : in_.real();
+                bin.m2 = field & 2 ? static_cast<double>(in_.unsigned_int()) / count : in_.real();
+            }
+            bins.push_back(bin);
+        }
+        Histogram::Extreme min;
+        Histogram::Extreme max;
+        min.rank = static_cast<int32_t>(in_.signed_int());
+        max.rank = static_cast<int32_t>(in_.signed_int());
+        if (!bins.empty()) {
+            min.value = bins.front().min;
+            max.value = bins.back().max;
+        }
+        const auto added = static_cast<uint32_t>(in_.unsigned_int());
+        return histogram_from(config, std::move(bins), min, max, added);
+    }
+
+    // Formats 6 to 9: every histogram with its config, bins each with its min and width, extremes
+    // with their values.
+    Histogram histogram_before_10()
     {
         HistogramConfig config;
         config.bins = static_cast<uint32_t>(in_.unsigned_int());
@@ -446,6 +558,13 @@ public:
         max.value = in_.signed_int();
         max.rank = static_cast<int32_t>(in_.signed_int());
         const auto added = static_cast<uint32_t>(in_.unsigned_int());
+        return histogram_from(config, std::move(bins), min, max, added);
+    }
+
+    // The seen values, which follow the rest, and the checked histogram.
+    Histogram histogram_from(HistogramConfig config, std::vector<Histogram::Bin> bins, Histogram::Extreme min,
+                             Histogram::Extreme max, uint32_t added)
+    {
         std::optional<std::vector<int64_t>> seen;
         const auto seen_form = static_cast<SeenValues>(in_.byte());
         if (seen_form == SeenValues::deltas) {
@@ -471,6 +590,8 @@ public:
                 for (uint64_t k = 0; k <= length; ++k) seen->push_back(first + static_cast<int64_t>(k));
                 previous = first + static_cast<int64_t>(length);
             }
+        } else if (seen_form == SeenValues::in_wide_bins && version_ >= 10) {
+            seen = seen_in_wide_bins(bins);
         } else if (seen_form != SeenValues::none) {
             in_.fail("corrupt: unknown form of seen values before byte " + std::to_string(in_.position()));
         }
@@ -481,6 +602,37 @@ public:
             return Histogram(config);
         }
         return std::move(*histogram);
+    }
+
+    // The bins' values and, bit by bit, those of the wide bins (see the writer).
+    std::optional<std::vector<int64_t>> seen_in_wide_bins(const std::vector<Histogram::Bin>& bins)
+    {
+        uint64_t total_bits = 0;
+        for (const auto& bin : bins) {
+            if (bin.max <= bin.min) continue;
+            const uint64_t span = static_cast<uint64_t>(bin.max) - static_cast<uint64_t>(bin.min);
+            total_bits += std::min(span, kMostSeenBits) + 1;
+            if (total_bits > kMostSeenBits) {
+                in_.fail("corrupt: seen values of bins too wide before byte " + std::to_string(in_.position()));
+                return std::nullopt;
+            }
+        }
+        std::vector<uint8_t> packed((total_bits + 7) / 8);
+        for (auto& byte : packed) byte = in_.byte();
+        std::vector<int64_t> seen;
+        uint64_t bit = 0;
+        for (const auto& bin : bins) {
+            if (bin.max <= bin.min) {
+                seen.push_back(bin.min);
+                continue;
+            }
+            for (int64_t v = bin.min;; ++v, ++bit) {
+                if ((packed[bit / 8] >> (bit % 8)) & 1) seen.push_back(v);
+                if (v == bin.max) break;
+            }
+            ++bit;
+        }
+        return seen;
     }
 
     Value value()
@@ -648,6 +800,7 @@ private:
     Decoder& in_;
     Times times_;
     uint64_t version_;
+    std::optional<HistogramConfig> shared_config_;
     std::vector<uint64_t> signatures_;
 };
 
@@ -683,7 +836,10 @@ uint32_t crc32(const uint8_t* data, size_t size)
 size_t encoded_size(const Value& value)
 {
     Encoder out;
-    BodyWriter(out, Times::nanoseconds).value(value);
+    // As in a file, whose histograms share the header's config.
+    std::optional<HistogramConfig> config;
+    if (!value.is_exact() && !value.is_per_rank()) config = value.histogram().config();
+    BodyWriter(out, Times::nanoseconds, config).value(value);
     return out.bytes().size();
 }
 
@@ -714,7 +870,7 @@ std::vector<uint8_t> encode_trace(const Trace& trace)
     out.unsigned_int(kTraceFormatVersion);
     out.unsigned_int(modelled_operation_count());
     write_header(out, trace.header);
-    BodyWriter body(out, Times::nanoseconds);
+    BodyWriter body(out, Times::nanoseconds, trace.header.histogram);
     body.sequence(trace.body);
     body.opaque_names();
     auto& bytes = out.bytes();
@@ -760,7 +916,7 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     }
     Trace trace;
     trace.header = read_header(in);
-    BodyReader body(in, Times::nanoseconds, version);
+    BodyReader body(in, Times::nanoseconds, version, trace.header.histogram);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));

@@ -17,8 +17,10 @@ namespace htrace {
 // Comm_idup, Intercomm_create (remote_leader), Comm_disconnect and one-sided communication, which
 // changes the operation codes: older files do not read.
 // 4: MPI-IO, file names; 5: POSIX I/O; 6: strided views; 7: seen values as runs; 8: compute times of
-// ranks that differ; 9: histogram bins' moments as integers where they are (6 to 8 still read).
-inline constexpr uint32_t kTraceFormatVersion = 9;
+// ranks that differ; 9: histogram bins' moments as integers where they are; 10: histograms take
+// their config from the header, bins as gaps and counts, seen values as bitmaps of wide bins (6 to
+// 9 still read).
+inline constexpr uint32_t kTraceFormatVersion = 10;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 std::vector<uint8_t> encode_trace(const Trace& trace);

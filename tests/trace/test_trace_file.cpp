@@ -166,8 +166,9 @@ TEST_CASE("a corrupt byte anywhere is caught by the checksum or the format")
 TEST_CASE("a file of another format version or not a trace at all says so")
 {
     auto bytes = encode_trace(sample_trace());
-    bytes[16] = 10;  // the version follows the magic and the size
-    CHECK(decode_trace(bytes).error.find("format version 10 is newer") != std::string::npos);
+    bytes[16] = kTraceFormatVersion + 1;  // the version follows the magic and the size
+    CHECK(decode_trace(bytes).error.find("format version " + std::to_string(kTraceFormatVersion + 1) + " is newer") !=
+          std::string::npos);
     const std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o'};
     CHECK(decode_trace(text).error.find("not an h-trace file") != std::string::npos);
 }
@@ -193,6 +194,27 @@ TEST_CASE("a peer histogram's seen values take a few bytes as runs where they fi
         REQUIRE(read.has_value());
         CHECK(read->seen_values() == h.seen_values());
     }
+}
+
+TEST_CASE("seen values of a histogram whose bins are full cost a bit per value its wide bins span")
+{
+    // Peers that are every third rank, more of them than bins: some bins hold several.
+    Histogram peers(HistogramConfig{});
+    peers.keep_seen_values();
+    Histogram without_seen(HistogramConfig{});
+    for (int64_t peer = 3; peer < 192; peer += 3) {
+        peers.add(peer, 0);
+        without_seen.add(peer, 0);
+    }
+    REQUIRE(peers.bins() == without_seen.bins());
+    uint64_t spanned = 0;
+    for (const auto& bin : peers.bins()) spanned += bin.max > bin.min ? static_cast<uint64_t>(bin.max - bin.min + 1) : 0;
+    REQUIRE(spanned > 0);
+    // The form's byte, then the bits; a value each, as deltas, would take 63 bytes.
+    CHECK(encoded_size(Value(peers)) <= encoded_size(Value(without_seen)) + 1 + (spanned + 7) / 8);
+    const auto read = histogram_read_back(peers);
+    REQUIRE(read.has_value());
+    CHECK(read->seen_values() == peers.seen_values());
 }
 
 TEST_CASE("a bin's moments that are integers cost a few bytes, and read back unchanged")
