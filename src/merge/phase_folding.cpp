@@ -64,6 +64,20 @@ bool makes_or_frees_handles(const Node& node)
     });
 }
 
+// Whether every value in `seq` is exact: the same in every run of the loops it is in.
+bool all_exact(const Sequence& seq)
+{
+    for (const auto& node : seq) {
+        if (node.is_loop()) {
+            if (!node.loop().iterations.is_exact() || !all_exact(node.loop().body)) return false;
+        } else if (std::any_of(node.event().params.begin(), node.event().params.end(),
+                               [](const Param& p) { return !p.value.is_exact(); })) {
+            return false;
+        }
+    }
+    return true;
+}
+
 struct Stretch {
     Sequence nodes;
     uint64_t runs = 1;  // a loop the folder made of whole steps stands for that many
@@ -77,27 +91,57 @@ std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const Merg
     std::vector<Stretch> stretches;
     bool open = false;  // whether the last stretch takes the nodes that follow
     const Node* anchor_node = nullptr;
+    // A node that continues the step under way (or comes before the first).
+    const auto continue_step = [&](const Node& node) {
+        if (stretches.empty()) {
+            before.push_back(node);
+            return;
+        }
+        if (!open) stretches.push_back({{}, 1});
+        stretches.back().nodes.push_back(node);
+        open = true;
+    };
     for (const auto& node : seq) {
         if (shape_key(node) == anchor) {
             anchor_node = &node;
             stretches.push_back({{node}, 1});
             open = true;
-        } else if (node.is_loop() && node.loop().iterations.is_exact() && node.loop().iterations.exact() > 0 &&
-                   holds_key(node.loop().body, anchor)) {
-            // Steps the loop folder already folded (alike in a row): their body is one stretch
-            // standing for all of them, even where it starts elsewhere in the step. What follows is
-            // a stretch of its own (without the anchor).
-            const Sequence& body = node.loop().body;
-            anchor_node = &*std::find_if(body.begin(), body.end(), [&](const Node& n) { return shape_key(n) == anchor; });
-            stretches.push_back({body, static_cast<uint64_t>(node.loop().iterations.exact())});
-            open = false;
-        } else if (stretches.empty()) {
-            before.push_back(node);
-        } else {
-            if (!open) stretches.push_back({{}, 1});
-            stretches.back().nodes.push_back(node);
-            open = true;
+            continue;
         }
+        if (!node.is_loop() || !node.loop().iterations.is_exact() || node.loop().iterations.exact() <= 0 ||
+            !holds_key(node.loop().body, anchor)) {
+            continue_step(node);
+            continue;
+        }
+        // Steps the loop folder already folded (alike in a row).
+        const Sequence& body = node.loop().body;
+        const auto at = std::find_if(body.begin(), body.end(), [&](const Node& n) { return shape_key(n) == anchor; });
+        anchor_node = &*at;
+        const auto count = static_cast<uint64_t>(node.loop().iterations.exact());
+        if (all_exact(body)) {
+            // Its unit may start before the anchor (B1 A B2, repeated), and the calls after it
+            // belong to its last step: B1 (A B2 B1)^(count - 1) A B2. So B1 ends the step before,
+            // the loop stands for all steps but the last, and the last is open. Its values are the
+            // same in every step, so copies count right; their times are shared out.
+            Sequence one_run = body;
+            keep_share(one_run, 1, count);
+            const auto anchor_at = at - body.begin();
+            for (auto it = one_run.begin(); it != one_run.begin() + anchor_at; ++it) continue_step(*it);
+            if (count > 1) {
+                Sequence rotated(at, body.end());
+                rotated.insert(rotated.end(), body.begin(), at);
+                keep_share(rotated, count - 1, count);
+                stretches.push_back({std::move(rotated), count - 1});
+            }
+            stretches.push_back({Sequence(one_run.begin() + anchor_at, one_run.end()), 1});
+            open = true;
+            continue;
+        }
+        // Values merged from different steps stand for all of them: the body is one stretch, even
+        // where it starts elsewhere in the step, and what follows is a stretch of its own (without
+        // the anchor).
+        stretches.push_back({body, count});
+        open = false;
     }
     if (stretches.size() < 2) return std::nullopt;
     // Communicators and windows made and freed in the steps must stay paired, call for call.
@@ -123,7 +167,12 @@ std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const Merg
     Sequence after;
     if (stretches.back().runs == 1) {
         Sequence& last = stretches.back().nodes;
-        const size_t taken = aligned_range(steps_but(stretches.size() - 1), last, rule).second;
+        // Against each step on its own: the steps run together would let a collective after the
+        // last step align with one of a later step (collectives align across call sites).
+        size_t taken = 0;
+        for (size_t k = 0; k + 1 < stretches.size(); ++k) {
+            taken = std::max(taken, std::min(aligned_range(stretches[k].nodes, last, rule).second, last.size()));
+        }
         after.assign(std::make_move_iterator(last.begin() + static_cast<ptrdiff_t>(taken)),
                      std::make_move_iterator(last.end()));
         last.resize(taken);

@@ -3,25 +3,6 @@
 #include <algorithm>
 
 namespace htrace {
-namespace {
-
-void scale_counts(Sequence& seq, uint64_t iterations)
-{
-    for (auto& node : seq) {
-        if (node.is_loop()) {
-            scale_counts(node.loop().body, iterations);
-            continue;
-        }
-        const auto per_iteration = [iterations](TimeStats& t) {
-            t.count = std::max<uint64_t>(t.count / iterations, t.count > 0 ? 1 : 0);
-            t.m2 /= static_cast<double>(iterations);
-        };
-        per_iteration(node.event().compute);
-        for (auto& group : node.event().compute_by_rank) per_iteration(group.compute);
-    }
-}
-
-}  // namespace
 
 size_t nested_size(const Sequence& seq)
 {
@@ -37,10 +18,26 @@ bool may_unroll(const Node& node)
     return iterations * nested_size(node.loop().body) <= kMaxUnrolledNodes;
 }
 
+void keep_share(Sequence& seq, uint64_t part, uint64_t whole)
+{
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            keep_share(node.loop().body, part, whole);
+            continue;
+        }
+        const auto share = [part, whole](TimeStats& t) {
+            t.count = std::max<uint64_t>(t.count * part / whole, t.count > 0 ? 1 : 0);
+            t.m2 = t.m2 * static_cast<double>(part) / static_cast<double>(whole);
+        };
+        share(node.event().compute);
+        for (auto& group : node.event().compute_by_rank) share(group.compute);
+    }
+}
+
 void append_unrolled(Sequence& out, Loop loop)
 {
     const auto iterations = static_cast<uint64_t>(std::max<int64_t>(loop.iterations.exact(), 0));
-    scale_counts(loop.body, std::max<uint64_t>(iterations, 1));
+    keep_share(loop.body, 1, std::max<uint64_t>(iterations, 1));
     for (uint64_t k = 0; k < iterations; ++k) out.insert(out.end(), loop.body.begin(), loop.body.end());
 }
 

@@ -16,6 +16,10 @@ inline constexpr size_t kMaxUnrolledNodes = 4096;
 // Whether `node` is a loop of exact count whose unrolled copies stay below kMaxUnrolledNodes.
 bool may_unroll(const Node& node);
 
+// Scales the time statistics of `seq`, which stand for `whole` equal runs, to `part` of them (fewer
+// calls, the same mean and spread).
+void keep_share(Sequence& seq, uint64_t part, uint64_t whole);
+
 // Appends the loop's body to `out` as many times as it ran; each copy's time statistics get one
 // iteration's share, so that together they stand for what the loop did.
 void append_unrolled(Sequence& out, Loop loop);

@@ -241,3 +241,51 @@ TEST_CASE("a rank that cancels requests keeps its steps as the loop folder made 
     CHECK(steps(false).size() == 1);  // one loop of the steps
     CHECK(steps(true).size() > 4);
 }
+
+TEST_CASE("at precision 0 steps the loop folder folded from the middle still start at their collective")
+{
+    // Rebalances of an adaptive code on a rank that owns no block for a while: the alike steps
+    // `a c` in a row fold into a loop that starts at c (the collective c, then a), and the run ends
+    // with a collective of its own (z).
+    LoopFolder folder(at(0), 0);
+    std::map<char, double> made;
+    const auto add = [&](Event e) {
+        made[static_cast<char>(e.signature)] += 1;
+        folder.append(std::move(e));
+    };
+    const auto a = [] { return test::collective('a', 0, Op::Alltoall); };
+    const auto c = [] { return test::collective('c', 0, Op::Allreduce); };
+    add(call('i'));
+    add(a());
+    add(call('s', 152));
+    add(c());
+    for (int idle = 0; idle < 3; ++idle) {
+        add(a());
+        add(c());
+    }
+    for (int busy = 0; busy < 2; ++busy) {
+        add(a());
+        add(call('r', 152, 0, Op::Recv));
+        add(c());
+        for (int k = 0; k < 3 + busy; ++k) add(call('x', 16, 0, Op::Isend));
+    }
+    add(test::collective('z', 0, Op::Allreduce));
+    add(call('f'));
+    const Sequence folded = fold_phases(test::with_rank(folder.finish(), 0), at(0), 0);
+
+    const auto steps = std::find_if(folded.begin(), folded.end(), [](const Node& n) { return n.is_loop(); });
+    REQUIRE(steps != folded.end());
+    CHECK(steps->loop().iterations == Value(int64_t{6}));
+    // Every step starts at the collective a, made once in each: not a loop that may run 0 times.
+    const Node& first = steps->loop().body.front();
+    REQUIRE(first.is_event());
+    CHECK(first.event().signature == static_cast<uint64_t>('a'));
+    // z comes after the steps, once, not as a call some steps make.
+    CHECK(std::any_of(steps + 1, folded.end(),
+                      [](const Node& n) { return n.is_event() && n.event().signature == static_cast<uint64_t>('z'); }));
+    const auto counted = expected_calls(folded);
+    for (const auto& [site, calls] : made) {
+        CAPTURE(site);
+        CHECK(counted.at(site) == doctest::Approx(calls).epsilon(1e-9));
+    }
+}
