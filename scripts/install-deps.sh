@@ -3,8 +3,9 @@
 set -euo pipefail
 # libsimgrid-dev: SimGrid's SMPI (smpicxx, smpicc, smpirun), for h-replay-smpi and the simulated tests.
 # chromium: the headless browser the test of h-report opens its HTML pages in.
+# libzstd-dev: trace files are compressed with zstd.
 packages=(build-essential gfortran meson ninja-build pkg-config python3
-          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev
+          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev libzstd-dev
           libsimgrid-dev chromium)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #include "trace/trace_file.hpp"
 
 #include <boost/crc.hpp>
+#include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,6 +18,26 @@ namespace {
 
 constexpr char kMagic[8] = {'\x89', 'H', 'T', 'R', 'A', 'C', 'E', '\n'};
 constexpr size_t kFixedPrefix = sizeof(kMagic) + 8;  // magic, then the total size as 8 bytes
+
+// How the rest of the file after the version is stored (format 11): as it is, or as one zstd frame,
+// whichever is smaller. Traces repeat themselves (call sites of one program, values of one loop,
+// per-rank entries), and a general compressor takes what the encoding leaves.
+enum class Payload : uint8_t { plain = 0, zstd = 1 };
+// zstd's strongest level costs about 0.1 s per 200 KB; bigger traces take a faster one, so that
+// MPI_Finalize does not wait seconds on rank 0.
+constexpr size_t kLargestStronglyCompressed = size_t{4} << 20;
+// A frame that claims more than this is a damaged file, not an allocation to attempt.
+constexpr uint64_t kLargestPayload = uint64_t{1} << 32;
+
+std::vector<uint8_t> compressed(const std::vector<uint8_t>& payload)
+{
+    std::vector<uint8_t> out(ZSTD_compressBound(payload.size()));
+    const int level = payload.size() <= kLargestStronglyCompressed ? 19 : 9;
+    const size_t size = ZSTD_compress(out.data(), out.size(), payload.data(), payload.size(), level);
+    if (ZSTD_isError(size)) return {};
+    out.resize(size);
+    return out;
+}
 
 enum class NodeTag : uint8_t { event = 0, loop = 1 };
 
@@ -862,18 +883,25 @@ SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes)
     return {std::move(seq), {}};
 }
 
-std::vector<uint8_t> encode_trace(const Trace& trace)
+std::vector<uint8_t> encode_trace(const Trace& trace, bool compress)
 {
+    Encoder payload;
+    payload.unsigned_int(modelled_operation_count());
+    write_header(payload, trace.header);
+    BodyWriter body(payload, Times::nanoseconds, trace.header.histogram);
+    body.sequence(trace.body);
+    body.opaque_names();
+    const std::vector<uint8_t> packed = compress ? compressed(payload.bytes()) : std::vector<uint8_t>{};
+    const bool use_packed = !packed.empty() && packed.size() < payload.bytes().size();
+
     Encoder out;
     for (char c : kMagic) out.byte(static_cast<uint8_t>(c));
     out.fixed64(0);  // total size, patched below
     out.unsigned_int(kTraceFormatVersion);
-    out.unsigned_int(modelled_operation_count());
-    write_header(out, trace.header);
-    BodyWriter body(out, Times::nanoseconds, trace.header.histogram);
-    body.sequence(trace.body);
-    body.opaque_names();
+    out.byte(static_cast<uint8_t>(use_packed ? Payload::zstd : Payload::plain));
     auto& bytes = out.bytes();
+    const auto& stored = use_packed ? packed : payload.bytes();
+    bytes.insert(bytes.end(), stored.begin(), stored.end());
     const uint64_t total = bytes.size() + 4;
     for (int i = 0; i < 8; ++i) bytes[sizeof(kMagic) + i] = static_cast<uint8_t>(total >> (8 * i));
     const uint32_t crc = crc32(bytes.data(), bytes.size());
@@ -908,7 +936,36 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     for (int i = 0; i < 4; ++i) stored |= uint32_t(bytes[body_end + i]) << (8 * i);
     if (crc32(bytes.data(), body_end) != stored) return {std::nullopt, "corrupt: checksum mismatch"};
 
-    Decoder in(bytes.data(), body_end, prefix.position());
+    // From format 11 the rest may be one zstd frame (see Payload).
+    std::vector<uint8_t> unpacked;
+    size_t payload_start = prefix.position();
+    const uint8_t* payload = bytes.data();
+    size_t payload_end = body_end;
+    if (version >= 11) {
+        Decoder form(bytes.data(), body_end, payload_start);
+        const auto stored = static_cast<Payload>(form.byte());
+        if (!form.ok()) return {std::nullopt, form.error()};
+        payload_start = form.position();
+        if (stored == Payload::zstd) {
+            const unsigned long long size = ZSTD_getFrameContentSize(bytes.data() + payload_start, body_end - payload_start);
+            if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kLargestPayload) {
+                return {std::nullopt, "corrupt: the compressed trace has no valid zstd frame"};
+            }
+            unpacked.resize(static_cast<size_t>(size));
+            const size_t got = ZSTD_decompress(unpacked.data(), unpacked.size(), bytes.data() + payload_start,
+                                               body_end - payload_start);
+            if (ZSTD_isError(got) || got != unpacked.size()) {
+                return {std::nullopt, std::string("corrupt: the compressed trace does not decompress (") +
+                                          (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short") + ")"};
+            }
+            payload = unpacked.data();
+            payload_start = 0;
+            payload_end = unpacked.size();
+        } else if (stored != Payload::plain) {
+            return {std::nullopt, "corrupt: unknown form of the trace's contents"};
+        }
+    }
+    Decoder in(payload, payload_end, payload_start);
     const uint64_t modelled = in.unsigned_int();
     if (in.ok() && modelled != modelled_operation_count()) {
         return {std::nullopt, "written by a build that models " + std::to_string(modelled) +

@@ -1,6 +1,7 @@
 #pragma once
-// The trace file: magic, format version, total size, header, body, CRC-32. Integers are
-// variable-length (LEB128, zigzag for signed values) because the file's size is a headline number.
+// The trace file: magic, total size, format version, then header and body (compressed, from format
+// 11, where that is smaller), CRC-32. Integers are variable-length (LEB128, zigzag for signed
+// values) because the file's size is a headline number.
 
 #include "trace/event.hpp"
 
@@ -18,12 +19,13 @@ namespace htrace {
 // changes the operation codes: older files do not read.
 // 4: MPI-IO, file names; 5: POSIX I/O; 6: strided views; 7: seen values as runs; 8: compute times of
 // ranks that differ; 9: histogram bins' moments as integers where they are; 10: histograms take
-// their config from the header, bins as gaps and counts, seen values as bitmaps of wide bins (6 to
-// 9 still read).
-inline constexpr uint32_t kTraceFormatVersion = 10;
+// their config from the header, bins as gaps and counts, seen values as bitmaps of wide bins; 11:
+// everything after the version compressed with zstd where that is smaller (6 to 10 still read).
+inline constexpr uint32_t kTraceFormatVersion = 11;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
-std::vector<uint8_t> encode_trace(const Trace& trace);
+// `compress`: false writes the contents as they are (what the encoding alone costs).
+std::vector<uint8_t> encode_trace(const Trace& trace, bool compress = true);
 
 // How many bytes the file spends on one value.
 size_t encoded_size(const Value& value);

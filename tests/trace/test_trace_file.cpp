@@ -2,6 +2,7 @@
 
 #include "support/trace_builders.hpp"
 
+#include <boost/crc.hpp>
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -127,8 +128,9 @@ TEST_CASE("a call site's signature is stored once, however many events it has")
         one_site.body.push_back(Node{test::call('a', 8 + i, 0)});
         fifty_sites.body.push_back(Node{test::call(static_cast<char>('0' + i), 8 + i, 0)});
     }
-    // Each of the 49 more signatures costs its 8 bytes.
-    CHECK(encode_trace(fifty_sites).size() - encode_trace(one_site).size() >= 49 * 7);
+    // Each of the 49 more signatures costs its 8 bytes (uncompressed: these test signatures are
+    // mostly zero bytes, which zstd would take away).
+    CHECK(encode_trace(fifty_sites, false).size() - encode_trace(one_site, false).size() >= 49 * 7);
     const DecodeResult read = decode_trace(encode_trace(one_site));
     REQUIRE(read.trace.has_value());
     CHECK(*read.trace == one_site);
@@ -171,6 +173,41 @@ TEST_CASE("a file of another format version or not a trace at all says so")
           std::string::npos);
     const std::vector<uint8_t> text{'h', 'e', 'l', 'l', 'o'};
     CHECK(decode_trace(text).error.find("not an h-trace file") != std::string::npos);
+}
+
+TEST_CASE("a trace that repeats itself is stored compressed, and reads back equal either way")
+{
+    // A command line of one option repeated: the header keeps it as written.
+    Trace t = sample_trace();
+    t.header.command_line = "./app";
+    for (int i = 0; i < 500; ++i) t.header.command_line += " --block-size=64";
+    const std::vector<uint8_t> plain = encode_trace(t, false);
+    const std::vector<uint8_t> packed = encode_trace(t);
+    CHECK(plain.size() > t.header.command_line.size());
+    CHECK(packed.size() * 4 < t.header.command_line.size());
+    for (const auto* bytes : {&plain, &packed}) {
+        const DecodeResult read = decode_trace(*bytes);
+        REQUIRE(read.trace.has_value());
+        CHECK(*read.trace == t);
+    }
+    Trace tiny;
+    tiny.body.push_back(Node{test::call('a')});
+    CHECK(decode_trace(encode_trace(tiny)).trace == tiny);
+}
+
+TEST_CASE("a compressed trace damaged behind an intact checksum says so")
+{
+    Trace t = sample_trace();
+    t.header.command_line = std::string(4000, 'x');
+    std::vector<uint8_t> bytes = encode_trace(t);
+    // The compressed frame starts after the magic, the size, the version and the form byte.
+    bytes[18] ^= 0x40;
+    boost::crc_32_type crc;
+    crc.process_bytes(bytes.data(), bytes.size() - 4);
+    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    const DecodeResult read = decode_trace(bytes);
+    CHECK_FALSE(read.trace.has_value());
+    CHECK(read.error.find("corrupt") == 0);
 }
 
 TEST_CASE("a peer histogram's seen values take a few bytes as runs where they fill a range")
