@@ -87,8 +87,8 @@ Value per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, co
     return Value(std::move(entries));
 }
 
-// Whether `exact` (per rank) is worth keeping over `drawn`, its histogram: where it takes at most a
-// rank run's bytes more. A histogram names no ranks, so it is always a little smaller where both
+// Whether `exact` (per rank) is worth keeping over `drawn`, its histogram: where it takes at most 8
+// bytes more (about one rank run). A histogram names no ranks, so it is always a little smaller where both
 // have a few entries; exact values keep replay causal, and the allowance is a constant, so a
 // per-rank form that grows with the ranks still loses to the histogram.
 bool worth_keeping_exact(const Value& exact, const Value& drawn)
@@ -99,12 +99,12 @@ bool worth_keeping_exact(const Value& exact, const Value& drawn)
 
 // Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
 // (lossless). With `exact_if_smaller` (endpoints, and counts of loops without collectives), values
-// whose per-rank form takes no more bytes than their histogram (worth_keeping_exact) stay per rank
-// even so: little would be saved, and exact values keep replay causal, where a pairwise exchange's peers `{+1 on even
-// ranks, -1 on odd}` drawn from a histogram would pair ranks at random, and a pipeline's first rank
-// would draw receives it never made. Other values follow the rule as written (DESIGN.md: merged
-// values become histograms). `calls_*` is how many calls (or loop instances) each side's value
-// stands for, per rank.
+// whose per-rank form takes at most a few bytes more than their histogram (worth_keeping_exact)
+// stay per rank even so: little would be saved, and exact values keep replay causal, where a
+// pairwise exchange's peers `{+1 on even ranks, -1 on odd}` drawn from a histogram would pair ranks
+// at random, and a pipeline's first rank would draw receives it never made. Other values follow
+// the rule as written (DESIGN.md: merged values become histograms). `calls_*` is how many calls (or
+// loop instances) each side's value stands for, per rank.
 Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
               uint64_t calls_b, Role role, const MergeRule& rule, bool exact_if_smaller)
 {
