@@ -212,14 +212,29 @@ std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const Merg
     return out;
 }
 
-// Top-level keys by how often they occur, most frequent first (ties: the earliest).
+// Top-level keys by how often they occur, most frequent first (ties: the earliest); a collective on
+// the world in the body of a top-level loop counts once for the loop.
 std::vector<uint64_t> frequent_keys(const Sequence& seq)
 {
     std::unordered_map<uint64_t, size_t> occurrences;
     std::vector<uint64_t> keys;
-    for (const auto& node : seq) {
-        const uint64_t key = shape_key(node);
+    const auto occurs = [&](uint64_t key) {
         if (occurrences[key]++ == 0) keys.push_back(key);
+    };
+    for (const auto& node : seq) {
+        occurs(shape_key(node));
+        // A loop the folder made of alike steps holds their anchor once more (fold_at cuts it
+        // there): a rank idle for its first steps has them in a loop and the step's collective
+        // once after. Only collectives on the world: other calls in loops are not where steps
+        // start, and as candidates they lead ranks to cut their steps differently.
+        if (!node.is_loop() || !node.loop().iterations.is_exact() || node.loop().iterations.exact() <= 0) continue;
+        std::vector<uint64_t> inner;
+        for (const auto& step_node : node.loop().body) {
+            if (step_node.is_event() && is_world_collective(step_node)) inner.push_back(shape_key(step_node));
+        }
+        std::sort(inner.begin(), inner.end());
+        inner.erase(std::unique(inner.begin(), inner.end()), inner.end());
+        for (const uint64_t key : inner) occurs(key);
     }
     std::stable_sort(keys.begin(), keys.end(), [&](uint64_t a, uint64_t b) { return occurrences[a] > occurrences[b]; });
     while (!keys.empty() && occurrences[keys.back()] < 2) keys.pop_back();

@@ -289,3 +289,38 @@ TEST_CASE("at precision 0 steps the loop folder folded from the middle still sta
         CHECK(counted.at(site) == doctest::Approx(calls).epsilon(1e-9));
     }
 }
+
+TEST_CASE("at precision 0 a rank idle for all its steps but one still folds them into one loop of steps")
+{
+    // The idle steps `a c` fold into one loop; the one busy step follows, its collective a made
+    // once at the top level.
+    LoopFolder folder(at(0), 0);
+    std::map<char, double> made;
+    const auto add = [&](Event e) {
+        made[static_cast<char>(e.signature)] += 1;
+        folder.append(std::move(e));
+    };
+    add(call('i'));
+    for (int idle = 0; idle < 4; ++idle) {
+        add(test::collective('a', 0, Op::Alltoall));
+        add(test::collective('c', 0, Op::Allreduce));
+    }
+    add(test::collective('a', 0, Op::Alltoall));
+    add(call('r', 152, 0, Op::Recv));
+    add(test::collective('c', 0, Op::Allreduce));
+    for (int k = 0; k < 3; ++k) add(call('x', 16, 0, Op::Isend));
+    add(call('f'));
+    const Sequence folded = fold_phases(test::with_rank(folder.finish(), 0), at(0), 0);
+
+    const auto steps = std::find_if(folded.begin(), folded.end(), [](const Node& n) { return n.is_loop(); });
+    REQUIRE(steps != folded.end());
+    CHECK(steps->loop().iterations == Value(int64_t{5}));
+    const Node& first = steps->loop().body.front();
+    REQUIRE(first.is_event());
+    CHECK(first.event().signature == static_cast<uint64_t>('a'));
+    const auto counted = expected_calls(folded);
+    for (const auto& [site, calls] : made) {
+        CAPTURE(site);
+        CHECK(counted.at(site) == doctest::Approx(calls).epsilon(1e-9));
+    }
+}
