@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <filesystem>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -568,8 +569,11 @@ void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_na
         std::fprintf(stderr, "h-trace: cannot write %s: %s\n", config_.file.c_str(), error.c_str());
         return;
     }
-    std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %zu bytes; merge %.3f s, write %.3f s)\n", config_.file.c_str(),
-                 world_size_, encode_trace(trace).size(), merge_seconds, steady_seconds() - write_start);
+    const double write_seconds = steady_seconds() - write_start;
+    std::error_code size_error;
+    const auto bytes = std::filesystem::file_size(config_.file, size_error);
+    std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %ju bytes; merge %.3f s, write %.3f s)\n", config_.file.c_str(),
+                 world_size_, static_cast<uintmax_t>(size_error ? 0 : bytes), merge_seconds, write_seconds);
 }
 
 // ---- From a call to an event ----------------------------------------------------------------------
