@@ -193,6 +193,14 @@ TEST_CASE("a trace that repeats itself is stored compressed, and reads back equa
     Trace tiny;
     tiny.body.push_back(Node{test::call('a')});
     CHECK(decode_trace(encode_trace(tiny)).trace == tiny);
+    // Above 1 MiB the faster level is used; the file reads back the same way.
+    Trace large = t;
+    while (large.header.command_line.size() < (size_t{3} << 19)) {
+        large.header.command_line += " --x=" + std::to_string(large.header.command_line.size() % 977);
+    }
+    const std::vector<uint8_t> large_bytes = encode_trace(large);
+    CHECK(large_bytes.size() * 4 < large.header.command_line.size());
+    CHECK(decode_trace(large_bytes).trace == large);
 }
 
 TEST_CASE("a compressed trace damaged behind an intact checksum says so")
