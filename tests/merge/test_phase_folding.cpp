@@ -242,85 +242,87 @@ TEST_CASE("a rank that cancels requests keeps its steps as the loop folder made 
     CHECK(steps(true).size() > 4);
 }
 
-TEST_CASE("at precision 0 steps the loop folder folded from the middle still start at their collective")
-{
-    // Rebalances of an adaptive code on a rank that owns no block for a while: the alike steps
-    // `a c` in a row fold into a loop that starts at c (the collective c, then a), and the run ends
-    // with a collective of its own (z).
-    LoopFolder folder(at(0), 0);
+namespace {
+
+// One rank's calls of rebalance steps `a ... c ...` (a and c collectives on the world), folded as at
+// the end of its run, beside what it called.
+struct RebalanceRun {
+    LoopFolder folder{at(0), 0};
     std::map<char, double> made;
-    const auto add = [&](Event e) {
+
+    void add(Event e)
+    {
         made[static_cast<char>(e.signature)] += 1;
         folder.append(std::move(e));
-    };
-    const auto a = [] { return test::collective('a', 0, Op::Alltoall); };
-    const auto c = [] { return test::collective('c', 0, Op::Allreduce); };
-    add(call('i'));
-    add(a());
-    add(call('s', 152));
-    add(c());
-    for (int idle = 0; idle < 3; ++idle) {
-        add(a());
-        add(c());
     }
-    for (int busy = 0; busy < 2; ++busy) {
-        add(a());
-        add(call('r', 152, 0, Op::Recv));
-        add(c());
-        for (int k = 0; k < 3 + busy; ++k) add(call('x', 16, 0, Op::Isend));
-    }
-    add(test::collective('z', 0, Op::Allreduce));
-    add(call('f'));
-    const Sequence folded = fold_phases(test::with_rank(folder.finish(), 0), at(0), 0);
+    void a() { add(test::collective('a', 0, Op::Alltoall)); }
+    void c() { add(test::collective('c', 0, Op::Allreduce)); }
+    Sequence folded() { return fold_phases(test::with_rank(folder.finish(), 0), at(0), 0); }
+};
 
-    const auto steps = std::find_if(folded.begin(), folded.end(), [](const Node& n) { return n.is_loop(); });
-    REQUIRE(steps != folded.end());
-    CHECK(steps->loop().iterations == Value(int64_t{6}));
-    // Every step starts at the collective a, made once in each: not a loop that may run 0 times.
-    const Node& first = steps->loop().body.front();
+// The loop of the steps in `folded`: `steps` of them, each starting at a made once (not a loop that
+// may run 0 times), and together standing for every call made.
+Sequence::const_iterator check_steps(const Sequence& folded, int64_t steps, const std::map<char, double>& made)
+{
+    const auto loop = std::find_if(folded.begin(), folded.end(), [](const Node& n) { return n.is_loop(); });
+    REQUIRE(loop != folded.end());
+    CHECK(loop->loop().iterations == Value(steps));
+    const Node& first = loop->loop().body.front();
     REQUIRE(first.is_event());
     CHECK(first.event().signature == static_cast<uint64_t>('a'));
-    // z comes after the steps, once, not as a call some steps make.
-    CHECK(std::any_of(steps + 1, folded.end(),
-                      [](const Node& n) { return n.is_event() && n.event().signature == static_cast<uint64_t>('z'); }));
     const auto counted = expected_calls(folded);
     for (const auto& [site, calls] : made) {
         CAPTURE(site);
         CHECK(counted.at(site) == doctest::Approx(calls).epsilon(1e-9));
     }
+    return loop;
+}
+
+}  // namespace
+
+TEST_CASE("at precision 0 steps the loop folder folded from the middle still start at their collective")
+{
+    // Rebalances of an adaptive code on a rank that owns no block for a while: the alike steps
+    // `a c` in a row fold into a loop that starts at c (the collective c, then a), and the run ends
+    // with a collective of its own (z).
+    RebalanceRun run;
+    run.add(call('i'));
+    run.a();
+    run.add(call('s', 152));
+    run.c();
+    for (int idle = 0; idle < 3; ++idle) {
+        run.a();
+        run.c();
+    }
+    for (int busy = 0; busy < 2; ++busy) {
+        run.a();
+        run.add(call('r', 152, 0, Op::Recv));
+        run.c();
+        for (int k = 0; k < 3 + busy; ++k) run.add(call('x', 16, 0, Op::Isend));
+    }
+    run.add(test::collective('z', 0, Op::Allreduce));
+    run.add(call('f'));
+    const Sequence folded = run.folded();
+    const auto steps = check_steps(folded, 6, run.made);
+    // z comes after the steps, once, not as a call some steps make.
+    CHECK(std::any_of(steps + 1, folded.end(),
+                      [](const Node& n) { return n.is_event() && n.event().signature == static_cast<uint64_t>('z'); }));
 }
 
 TEST_CASE("at precision 0 a rank idle for all its steps but one still folds them into one loop of steps")
 {
     // The idle steps `a c` fold into one loop; the one busy step follows, its collective a made
     // once at the top level.
-    LoopFolder folder(at(0), 0);
-    std::map<char, double> made;
-    const auto add = [&](Event e) {
-        made[static_cast<char>(e.signature)] += 1;
-        folder.append(std::move(e));
-    };
-    add(call('i'));
+    RebalanceRun run;
+    run.add(call('i'));
     for (int idle = 0; idle < 4; ++idle) {
-        add(test::collective('a', 0, Op::Alltoall));
-        add(test::collective('c', 0, Op::Allreduce));
+        run.a();
+        run.c();
     }
-    add(test::collective('a', 0, Op::Alltoall));
-    add(call('r', 152, 0, Op::Recv));
-    add(test::collective('c', 0, Op::Allreduce));
-    for (int k = 0; k < 3; ++k) add(call('x', 16, 0, Op::Isend));
-    add(call('f'));
-    const Sequence folded = fold_phases(test::with_rank(folder.finish(), 0), at(0), 0);
-
-    const auto steps = std::find_if(folded.begin(), folded.end(), [](const Node& n) { return n.is_loop(); });
-    REQUIRE(steps != folded.end());
-    CHECK(steps->loop().iterations == Value(int64_t{5}));
-    const Node& first = steps->loop().body.front();
-    REQUIRE(first.is_event());
-    CHECK(first.event().signature == static_cast<uint64_t>('a'));
-    const auto counted = expected_calls(folded);
-    for (const auto& [site, calls] : made) {
-        CAPTURE(site);
-        CHECK(counted.at(site) == doctest::Approx(calls).epsilon(1e-9));
-    }
+    run.a();
+    run.add(call('r', 152, 0, Op::Recv));
+    run.c();
+    for (int k = 0; k < 3; ++k) run.add(call('x', 16, 0, Op::Isend));
+    run.add(call('f'));
+    check_steps(run.folded(), 5, run.made);
 }
