@@ -530,9 +530,8 @@ public:
             } else {
                 bin.count = field >> 3;
                 bin.max = static_cast<int64_t>(static_cast<uint64_t>(bin.min) + 1 + in_.unsigned_int());
-                const double count = static_cast<double>(bin.count);
-                bin.mean_offset = field & 4 ? static_cast<double>(in_.unsigned_int()) / count : in_.real();
-                bin.m2 = field & 2 ? static_cast<double>(in_.unsigned_int()) / count : in_.real();
+                bin.mean_offset = moment((field & 4) != 0, bin.count);
+                bin.m2 = moment((field & 2) != 0, bin.count);
             }
             bins.push_back(bin);
         }
@@ -546,6 +545,12 @@ public:
         }
         const auto added = static_cast<uint32_t>(in_.unsigned_int());
         return histogram_from(config, std::move(bins), min, max, added);
+    }
+
+    // A wide bin's mean or sum of squares: the integer count times it (as_count_multiple), or a double.
+    double moment(bool as_count_multiple, uint64_t count)
+    {
+        return as_count_multiple ? static_cast<double>(in_.unsigned_int()) / static_cast<double>(count) : in_.real();
     }
 
     // Formats 6 to 9: every histogram with its config, bins each with its min and width, extremes
@@ -566,9 +571,8 @@ public:
             const unsigned integral = flagged ? count_field & 3 : 0;
             bin.count = flagged ? count_field >> 2 : count_field;
             if (bin.max != bin.min) {
-                const double count = static_cast<double>(bin.count);
-                bin.mean_offset = integral & 2 ? static_cast<double>(in_.unsigned_int()) / count : in_.real();
-                bin.m2 = integral & 1 ? static_cast<double>(in_.unsigned_int()) / count : in_.real();
+                bin.mean_offset = moment((integral & 2) != 0, bin.count);
+                bin.m2 = moment((integral & 1) != 0, bin.count);
             }
             bins.push_back(bin);
         }
