@@ -1,11 +1,14 @@
 #include "trace/completion_set.hpp"
 
+#include <bit>
+
 namespace htrace {
 namespace {
 
 constexpr uint32_t kChunkPositions = 56;
-constexpr uint32_t kChunks = 128;
+constexpr uint32_t kChunks = 127;  // the high byte holds the chunk plus 1 (0 is a single position)
 constexpr int64_t kChunkMask = (int64_t{1} << kChunkPositions) - 1;
+constexpr int64_t kFirstChunkValue = int64_t{1} << kChunkPositions;
 constexpr int64_t kMaxFirst = (int64_t{1} << 23) - 1;
 constexpr int64_t kMaxStride = 255;
 constexpr int64_t kMaxCount = (int64_t{1} << 32) - 1;
@@ -47,6 +50,10 @@ void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64
         values.push_back(-count);
         return;
     }
+    if (positions.size() == 1) {
+        values.push_back(int64_t{positions.front()} + 1);
+        return;
+    }
     if (const auto run = as_run(positions)) {
         values.push_back(*run);
         return;
@@ -56,9 +63,9 @@ void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64
         return;
     }
     for (uint32_t p : positions) {
-        const int64_t chunk = p / kChunkPositions;
+        const int64_t chunk_value = (int64_t{p / kChunkPositions} + 1) << kChunkPositions;
         const int64_t bit = int64_t{1} << (p % kChunkPositions);
-        if (values.empty() || (values.back() >> kChunkPositions) != chunk) values.push_back(chunk << kChunkPositions);
+        if (values.empty() || (values.back() & ~kChunkMask) != chunk_value) values.push_back(chunk_value);
         values.back() |= bit;
     }
 }
@@ -68,8 +75,13 @@ std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_
     std::vector<uint32_t> positions;
     for (int64_t value : values) {
         if (value == kUnknownCompletedSet) return std::nullopt;
-        if (value >= 0) {
-            const auto base = static_cast<uint32_t>((value >> kChunkPositions) % kChunks) * kChunkPositions;
+        if (value == 0) continue;
+        if (value < kFirstChunkValue && value > 0) {
+            positions.push_back(static_cast<uint32_t>(std::min<int64_t>(value - 1, UINT32_MAX)));
+            continue;
+        }
+        if (value > 0) {
+            const auto base = static_cast<uint32_t>((value >> kChunkPositions) - 1) * kChunkPositions;
             for (uint32_t i = 0; i < kChunkPositions; ++i) {
                 if ((value >> i) & 1) positions.push_back(base + i);
             }
@@ -90,6 +102,17 @@ std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_
     positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
     if (positions.size() > pending) positions.resize(pending);
     return positions;
+}
+
+int64_t completed_set_value_before_12(int64_t value)
+{
+    if (value <= 0) return value;  // nothing, the oldest, a run, unknown: as they were
+    const int64_t chunk = (value >> kChunkPositions) % 128;
+    const int64_t bits = value & kChunkMask;
+    if (bits == 0) return 0;
+    if ((bits & (bits - 1)) == 0) return chunk * kChunkPositions + std::countr_zero(static_cast<uint64_t>(bits)) + 1;
+    if (chunk >= kChunks) return kUnknownCompletedSet;
+    return ((chunk + 1) << kChunkPositions) | bits;
 }
 
 bool completed_set_names(std::span<const int64_t> values, uint32_t position)

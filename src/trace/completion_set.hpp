@@ -12,8 +12,12 @@
 //
 // Each value:
 //   0                    nothing completed
-//   > 0                  a chunk: bits 56..62 say which run of 56 positions (c), bit i of the low 56
-//                        bits that position 56c + i completed; a set has a value per chunk it touches
+//   1 .. 2^56 - 1        one position, the value minus 1 (a Wait, a Waitany, a Waitsome of one):
+//                        small, so that a histogram of such values stays small and a draw from it
+//                        still names one request
+//   >= 2^56              a chunk: bits 56..62 say which run of 56 positions (c) plus 1, bit i of the
+//                        low 56 bits that position 56c + i completed; a set of several positions has
+//                        a value per chunk it touches
 //   -k, 0 < k < 2^32     the k oldest pending requests, the one value of such a set: requests
 //                        completed in the order they were made (a Waitany or Waitsome loop over
 //                        requests that complete in order) give the same value every time, where
@@ -48,6 +52,9 @@ std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions, s
 // Ascending distinct positions; nullopt if a value is kUnknownCompletedSet. `pending`: how many
 // requests were pending before the call (the oldest are counted from it); at most that many positions.
 std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t pending);
+// A value as trace formats before 12 wrote it (a single position was a chunk of one bit, chunks
+// counted from 0), in today's form.
+int64_t completed_set_value_before_12(int64_t value);
 // Whether the values of a set encoded without the pending count name `position`.
 bool completed_set_names(std::span<const int64_t> values, uint32_t position);
 

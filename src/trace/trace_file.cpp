@@ -1,5 +1,7 @@
 #include "trace/trace_file.hpp"
 
+#include "trace/completion_set.hpp"
+
 #include <boost/crc.hpp>
 #include <zstd.h>
 
@@ -717,6 +719,9 @@ public:
                 break;
             }
             e.params.push_back({static_cast<Role>(role), value()});
+            if (version_ < 12 && (role == int(Role::completed_set) || role == int(Role::cancelled_set))) {
+                e.params.back().value = completed_set_before_12(e.params.back().value);
+            }
         }
         const uint64_t count_field = in_.unsigned_int();
         const bool by_rank = version_ >= 8 && (count_field & 1) != 0;
@@ -730,6 +735,27 @@ public:
             e.compute_by_rank.push_back(std::move(group));
         }
         return e;
+    }
+
+    // Format 12 gave a single completed position small values of its own (trace/completion_set.hpp).
+    // A histogram of old values becomes one that answers each old bin's answer, as often.
+    static Value completed_set_before_12(const Value& old)
+    {
+        if (old.is_exact()) return Value(completed_set_value_before_12(old.exact()));
+        if (old.is_per_rank()) {
+            std::vector<PerRankValue> entries;
+            for (const auto& entry : old.per_rank()) {
+                entries.push_back({completed_set_value_before_12(entry.value), entry.ranks});
+            }
+            return Value(entries);
+        }
+        const Histogram& histogram = old.histogram();
+        Histogram converted(histogram.config());
+        for (size_t i = 0; i < histogram.bins().size(); ++i) {
+            converted.add(completed_set_value_before_12(histogram.bin_value(i)), histogram.min().rank,
+                          histogram.bins()[i].count);
+        }
+        return Value(converted);
     }
 
     uint64_t signature()

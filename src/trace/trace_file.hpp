@@ -20,8 +20,10 @@ namespace htrace {
 // 4: MPI-IO, file names; 5: POSIX I/O; 6: strided views; 7: seen values as runs; 8: compute times of
 // ranks that differ; 9: histogram bins' moments as integers where they are; 10: histograms take
 // their config from the header, bins as gaps and counts, seen values as bitmaps of wide bins; 11:
-// everything after the version compressed with zstd where that is smaller (6 to 10 still read).
-inline constexpr uint32_t kTraceFormatVersion = 11;
+// everything after the version compressed with zstd where that is smaller; 12: a single completed
+// position is a small value of its own (trace/completion_set.hpp), older sets are converted when
+// read (6 to 11 still read).
+inline constexpr uint32_t kTraceFormatVersion = 12;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

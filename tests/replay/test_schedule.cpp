@@ -17,6 +17,14 @@ using htrace::test::loop;
 
 namespace {
 
+using Positions = std::vector<uint32_t>;
+
+// The one value of a completed set of a few positions.
+int64_t completed(const Positions& positions)
+{
+    return encode_completed_set(positions).front();
+}
+
 Value histogram_value(const std::map<int64_t, uint64_t>& counts, bool peers = false)
 {
     Histogram h(HistogramConfig{});
@@ -197,7 +205,7 @@ TEST_CASE("causal replay posts a wildcard MPI_Irecv from the source its completi
     const Event irecv = event(Op::Irecv, RankList(0), {param(Role::peer, kAnySource), param(Role::tag, 4),
                                                        param(Role::recv_bytes, 8), param(Role::comm, 0)});
     const Event waitall = event(Op::Waitall, RankList(0), {param(Role::requests, 2), param(Role::matched_peer, 2),
-                                                           param(Role::matched_peer, 1), param(Role::completed_set, 3)});
+                                                           param(Role::matched_peer, 1), param(Role::completed_set, completed({0, 1}))});
     const Event send = event(Op::Send, RankList::from_sorted({1, 2}),
                              {{Role::peer, Value(std::vector<PerRankValue>{{2, RankList(1)}, {1, RankList(2)}})},
                               param(Role::tag, 4), param(Role::bytes, 8), param(Role::comm, 0)});
@@ -224,9 +232,9 @@ TEST_CASE("causal replay completes the requests the traced rank completed, where
                            {param(Role::peer, 1), param(Role::tag, 1), param(Role::bytes, 8), param(Role::comm, 0)})};
     const Node isend2{event(Op::Isend, RankList::from_sorted({0, 1}),
                             {param(Role::peer, 1), param(Role::tag, 2), param(Role::bytes, 8), param(Role::comm, 0)})};
-    const Node wait_b{event(Op::Wait, RankList::from_sorted({0, 1}), {param(Role::requests, 1), param(Role::completed_set, 0b100)})};
+    const Node wait_b{event(Op::Wait, RankList::from_sorted({0, 1}), {param(Role::requests, 1), param(Role::completed_set, completed({2}))})};
     const Node wait_rest{event(Op::Waitall, RankList::from_sorted({0, 1}),
-                               {param(Role::requests, 3), param(Role::completed_set, 0b111)})};
+                               {param(Role::requests, 3), param(Role::completed_set, completed({0, 1, 2}))})};
     t.body = {irecv(1), irecv(2), isend, isend2, wait_b, wait_rest};
     CHECK(causal_replay_obstacle(t, 1, 0).empty());
     const auto calls = causal_schedule_of(t, 0);

@@ -25,11 +25,11 @@ Positions completing(PendingRequests<Handle>& pending, const std::vector<Handle>
 
 }  // namespace
 
-TEST_CASE("a completed set round-trips through its values, whatever its shape up to 7168 positions")
+TEST_CASE("a completed set round-trips through its values, whatever its shape up to 7112 positions")
 {
     Positions every_other;
     for (uint32_t p = 1; p < 400; p += 2) every_other.push_back(p);
-    Positions scattered{0, 3, 55, 56, 111, 200, 7000, 7167};
+    Positions scattered{0, 3, 55, 56, 111, 200, 7000, 7111};
     const std::vector<Positions> sets = {{}, {0}, {3}, {0, 1, 2, 3, 4, 5, 6, 7}, {1, 3, 5}, {0, 55}, {56}, {0, 62},
                                          {70, 72, 74, 76}, {100, 101, 102}, {5, 70, 135}, every_other, scattered};
     for (const auto& set : sets) {
@@ -40,15 +40,21 @@ TEST_CASE("a completed set round-trips through its values, whatever its shape up
     }
 }
 
-TEST_CASE("small sets are one bit mask; an evenly spaced run is one value; beyond 7168 scattered is unknown")
+TEST_CASE("one position is a small value; other small sets are one bit mask; an evenly spaced run is one value; "
+          "beyond 7112 scattered is unknown")
 {
+    constexpr int64_t first_chunk = int64_t{1} << 56;
     CHECK(encode_completed_set(Positions{}) == std::vector<int64_t>{0});
     CHECK(encode_completed_set(Positions{0}) == std::vector<int64_t>{1});
-    CHECK(encode_completed_set(Positions{0, 1, 2, 3}) == std::vector<int64_t>{15});
+    CHECK(encode_completed_set(Positions{41}) == std::vector<int64_t>{42});
+    CHECK(encode_completed_set(Positions{5000}) == std::vector<int64_t>{5001});
+    CHECK(encode_completed_set(Positions{0, 1, 2, 3}) == std::vector<int64_t>{first_chunk | 15});
+    CHECK(encode_completed_set(Positions{1, 57, 60}) ==
+          std::vector<int64_t>{first_chunk | 2, (first_chunk << 1) | 2 | 16});
     Positions run;
     for (uint32_t p = 0; p < 1000; ++p) run.push_back(p);
     CHECK(encode_completed_set(run).size() == 1);
-    CHECK(encode_completed_set(Positions{0, 1, 7168}) == std::vector<int64_t>{kUnknownCompletedSet});
+    CHECK(encode_completed_set(Positions{0, 1, 7112}) == std::vector<int64_t>{kUnknownCompletedSet});
     CHECK_FALSE(decode_completed_set(std::vector<int64_t>{kUnknownCompletedSet}, 1u << 20).has_value());
 }
 
@@ -58,6 +64,36 @@ TEST_CASE("any value decodes to at most the limit of positions")
           10);
     CHECK(decode_completed_set(std::vector<int64_t>{-1234567}, 4)->size() <= 4);
     CHECK(decode_completed_set(std::vector<int64_t>{0x3fffffffffffffff}, 3)->size() == 3);
+}
+
+TEST_CASE("a draw between the values of single positions names one position")
+{
+    // A Waitany's completions at positions 3 and 9 merged into a histogram: whatever value a draw
+    // answers between them, replay completes one request, as a Waitany does.
+    for (int64_t drawn = 4; drawn <= 10; ++drawn) CHECK(decoded({drawn}).size() == 1);
+}
+
+TEST_CASE("values written before format 12 convert to the same positions")
+{
+    // Before 12 a set was one bit per position in chunks counted from 0: {0} was 1, {2} was 4,
+    // {1, 57} was 2 and 1 << 56 | 2.
+    const std::vector<std::pair<std::vector<int64_t>, Positions>> old_sets = {
+        {{0}, {}},
+        {{1}, {0}},
+        {{4}, {2}},
+        {{int64_t{1} << 55}, {55}},
+        {{6}, {1, 2}},
+        {{-3}, {7, 8, 9}},
+        {{(int64_t{1} << 56) | 8}, {59}},
+        {{2, (int64_t{1} << 56) | 2}, {1, 57}},
+    };
+    for (const auto& [old_values, positions] : old_sets) {
+        CAPTURE(old_values);
+        std::vector<int64_t> values;
+        for (int64_t v : old_values) values.push_back(completed_set_value_before_12(v));
+        CHECK(decoded(values, 10) == positions);
+    }
+    CHECK(completed_set_value_before_12(kUnknownCompletedSet) == kUnknownCompletedSet);
 }
 
 TEST_CASE("pending requests are counted from the newest, so a loop that posts and waits has the same set every time")
@@ -98,7 +134,7 @@ TEST_CASE("requests completed in the order they were made have one value every t
     CHECK(encode_completed_set(three, 10) == std::vector<int64_t>{-3});
     CHECK(decoded({-3}, 10) == three);
     // Without the count (a cancelled set), the same positions are a bit mask.
-    CHECK(encode_completed_set(three) == std::vector<int64_t>{(1 << 7) | (1 << 8) | (1 << 9)});
+    CHECK(encode_completed_set(three) == std::vector<int64_t>{(int64_t{1} << 56) | (1 << 7) | (1 << 8) | (1 << 9)});
     pending.created(99);
     CHECK(completing(pending, std::vector<int>{99}) == Positions{0});
     CHECK(encode_completed_set(Positions{0}, 8) == std::vector<int64_t>{1});

@@ -1,6 +1,7 @@
 #include "trace/trace_file.hpp"
 
 #include "support/trace_builders.hpp"
+#include "trace/completion_set.hpp"
 
 #include <boost/crc.hpp>
 #include <doctest/doctest.h>
@@ -216,6 +217,49 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
     const DecodeResult read = decode_trace(bytes);
     CHECK_FALSE(read.trace.has_value());
     CHECK(read.error.find("corrupt") == 0);
+}
+
+TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
+{
+    // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
+    // 1 and 2. Formats 11 and 12 differ in nothing else, so a format 12 file relabelled 11 is what
+    // a build of format 11 wrote with these values.
+    Trace t;
+    t.header.ranks = 2;
+    Event waitany = test::call('w', 8, 0, Op::Waitany);
+    waitany.ranks = RankList::from_sorted({0, 1});
+    Histogram old_draws(t.header.histogram);
+    old_draws.add(4, 0, 3);
+    old_draws.add(8, 1, 1);
+    waitany.params = {{Role::completed_set, Value(4)},
+                      {Role::completed_set, Value(std::vector<PerRankValue>{{2, RankList(0)}, {6, RankList(1)}})},
+                      {Role::completed_set, Value(old_draws)}};
+    t.body = {Node{waitany}};
+    std::vector<uint8_t> bytes = encode_trace(t, false);
+    REQUIRE(bytes[16] == 12);
+    bytes[16] = 11;
+    boost::crc_32_type crc;
+    crc.process_bytes(bytes.data(), bytes.size() - 4);
+    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    const DecodeResult read = decode_trace(bytes);
+    REQUIRE(read.trace.has_value());
+    const auto& params = read.trace->body.at(0).event().params;
+    REQUIRE(params.size() == 3);
+    const auto positions = [](std::optional<int64_t> value) {
+        return decode_completed_set(std::vector<int64_t>{value.value_or(kUnknownCompletedSet)}, 10)
+            .value_or(std::vector<uint32_t>{99});
+    };
+    CHECK(positions(params[0].value.value_for(0)) == std::vector<uint32_t>{2});
+    CHECK(positions(params[1].value.value_for(0)) == std::vector<uint32_t>{1});
+    CHECK(positions(params[1].value.value_for(1)) == std::vector<uint32_t>{1, 2});
+    const Histogram& draws = params[2].value.histogram();
+    REQUIRE(draws.bins().size() == 2);
+    CHECK(positions(draws.bin_value(0)) == std::vector<uint32_t>{2});
+    CHECK(draws.bins()[0].count == 3);
+    CHECK(positions(draws.bin_value(1)) == std::vector<uint32_t>{3});
+    CHECK(draws.bins()[1].count == 1);
+    // Read as written by this format, the same values are today's single positions.
+    CHECK(decode_trace(encode_trace(t, false)).trace->body.at(0).event().params[0].value.exact() == 4);
 }
 
 TEST_CASE("a peer histogram's seen values take a few bytes as runs where they fill a range")
