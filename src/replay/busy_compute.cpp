@@ -16,6 +16,7 @@ void call_returned() { last_return = Clock::now(); }
 // sleep's wake-up latency would dwarf the microsecond gaps between calls.
 void compute_for(double seconds)
 {
+    if (seconds < kShortestSpunComputation) return;
     const auto until = last_return + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
     while (Clock::now() < until) {
     }

@@ -4,6 +4,11 @@
 
 namespace htrace::replay {
 
+// Computation shorter than this has passed before a clock read could measure it (h-replay's own work
+// between two calls takes longer): on a real machine it is not spun for, and the call before it
+// need not note when it returned. Codes of short calls have millions of such gaps.
+inline constexpr double kShortestSpunComputation = 50e-9;
+
 // Marks where a replayed MPI call returned: the computation recorded before the next call counts
 // from here.
 void call_returned();

@@ -79,7 +79,7 @@ void Executor::issue(const ScheduledCall& call)
     if (watchdog_ != nullptr) watchdog_->entering(call);
     issue_call(call);
     if (watchdog_ != nullptr) watchdog_->left();
-    call_returned();
+    if (call.times_return) call_returned();
 }
 
 void Executor::issue_call(const ScheduledCall& call)

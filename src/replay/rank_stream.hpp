@@ -45,6 +45,7 @@ struct CommView {
     int32_t my_rank = -1;
 
     std::optional<Rank> world_peer(int64_t relative) const;
+    bool operator==(const CommView&) const = default;
 };
 
 // The receive a rank made: what it asked for, and what is known of what matched.
@@ -56,6 +57,7 @@ struct Asked {
     bool source_drawn = false; // ... drawn from a histogram, not the rank's own
     bool tag_drawn = false;
     CommView comm;
+    bool operator==(const Asked&) const = default;
 };
 
 // A completion call: which of the rank's pending requests it completed. MPI_Request_free names the
@@ -69,6 +71,9 @@ struct Completion {
     bool completed_something = true;       // without completed_set: whether it completed anything
     std::vector<int64_t> matched_peers;    // what its wildcard receives matched, oldest request first
     std::vector<int64_t> matched_tags;     //   (relative to each receive's communicator)
+
+    void reset();  // as a blank one, the lists keeping their capacity (add new fields there too)
+    bool operator==(const Completion&) const = default;
 };
 
 struct Item {
@@ -77,6 +82,9 @@ struct Item {
     bool creates_request = false;  // the traced call created a request (it has a place in the pending list)
     Asked asked;                   // receive, sendrecv; incoming: asked.comm is the message's communicator
     Completion completion;         // completion
+
+    void reset();  // as a blank one, the lists keeping their capacity (add new fields there too)
+    bool operator==(const Item&) const = default;
 };
 
 // The items kept ahead of the replay, oldest first. Each slot's item is allocated once and reused for

@@ -1,5 +1,6 @@
 #include "replay/schedule.hpp"
 
+#include "replay/compute.hpp"
 #include "replay/rank_stream.hpp"
 #include "trace/completion_set.hpp"
 
@@ -32,30 +33,29 @@ public:
         entries_.push_back(entry);
     }
 
-    // The entries a completed set names (newest first), removed from the list. Positions that are not
-    // pending (a drawn set, a request the list no longer keeps) are left out.
-    std::vector<PendingEntry> take(const std::vector<uint32_t>& positions)
+    // The entries a completed set names (newest first), removed from the list, into `taken` (which
+    // it replaces), oldest first as the tracer orders matches. Positions that are not pending (a
+    // drawn set, a request the list no longer keeps) are left out.
+    void take(const std::vector<uint32_t>& positions, std::vector<PendingEntry>& taken)
     {
-        std::vector<PendingEntry> taken;
-        std::vector<size_t> indices;
+        taken.clear();
+        indices_.clear();
         for (uint32_t p : positions) {
-            if (p < entries_.size()) indices.push_back(entries_.size() - 1 - p);
+            if (p < entries_.size()) indices_.push_back(entries_.size() - 1 - p);
         }
-        std::sort(indices.begin(), indices.end());
-        indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
-        for (auto it = indices.rbegin(); it != indices.rend(); ++it) {
+        std::sort(indices_.begin(), indices_.end());
+        indices_.erase(std::unique(indices_.begin(), indices_.end()), indices_.end());
+        for (auto it = indices_.rbegin(); it != indices_.rend(); ++it) {
             taken.push_back(entries_[*it]);
             entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(*it));
         }
-        std::reverse(taken.begin(), taken.end());  // oldest first, as the tracer orders matches
-        return taken;
+        std::reverse(taken.begin(), taken.end());
     }
 
-    std::vector<PendingEntry> take_all()
+    void take_all(std::vector<PendingEntry>& taken)
     {
-        std::vector<PendingEntry> all(entries_.begin(), entries_.end());
+        taken.assign(entries_.begin(), entries_.end());
         entries_.clear();
-        return all;
     }
 
     // The entry at `position` (0: the newest), if it is pending.
@@ -69,6 +69,7 @@ public:
 
 private:
     std::deque<PendingEntry> entries_;
+    std::vector<size_t> indices_;  // take()'s scratch, kept: replay completes requests call after call
 };
 
 // Which positions a completion names; nullopt when the trace does not say (a version 1 trace, or a
@@ -167,11 +168,15 @@ public:
     ScheduleSummary run()
     {
         while (const Item* item = stream_.peek(0)) {
+            // The last call handling this item issues is the one the next computation counts from.
+            const Item* next = stream_.peek(1);
+            times_return_ = options_.compute && !(next != nullptr && next->kind == ItemKind::compute &&
+                                                  next->call.seconds < kShortestSpunComputation);
             handle(*item);
             stream_.pop();
             ++position_;
         }
-        complete(Op::Waitall, outstanding_, nullptr);
+        complete(Op::Waitall, std::vector<RequestId>(outstanding_), nullptr);
         ScheduleSummary summary = stream_.summary();
         summary.unpaired_receives = unpaired_receives_;
         summary.fallback_messages = fallback_messages_;
@@ -180,6 +185,12 @@ public:
 
 private:
     bool causal() const { return options_.mode == ReplayMode::causal; }
+
+    void issue(ScheduledCall& call)
+    {
+        call.times_return = times_return_;
+        sink_(call);
+    }
 
     void handle(const Item& item)
     {
@@ -203,7 +214,7 @@ private:
                 call.request = new_request();
                 pending_.add({call.request, false, false});
             }
-            sink_(call);
+            issue(call);
             return;
         }
         case ItemKind::io: {
@@ -214,7 +225,7 @@ private:
                 call.request = new_request();
                 pending_.add({call.request, false, false});
             }
-            sink_(call);
+            issue(call);
             return;
         }
         case ItemKind::create_comm:
@@ -225,7 +236,7 @@ private:
                 call.request = new_request();
                 pending_.add({call.request, false, false});
             }
-            sink_(call);
+            issue(call);
             return;
         }
         case ItemKind::request_only:
@@ -262,10 +273,12 @@ private:
         return next_request_++;
     }
 
-    // Waits for `requests` that are still outstanding (each once), as `op` did.
-    void complete(Op op, std::vector<RequestId> requests, const Event* event)
+    // Waits for `requests` that are still outstanding (each once), as `op` did. (Not a list this
+    // changes: outstanding_.)
+    void complete(Op op, const std::vector<RequestId>& requests, const Event* event)
     {
-        ScheduledCall call;
+        ScheduledCall& call = completion_call_;  // kept, with its list: replay completes call after call
+        call.reset();
         call.kind = CallKind::complete;
         call.op = op;
         call.event = event;
@@ -275,7 +288,7 @@ private:
             outstanding_.erase(found);
             call.requests.push_back(id);
         }
-        if (!call.requests.empty()) sink_(call);
+        if (!call.requests.empty()) issue(call);
     }
 
     // ---- Causal: the rank's own receives, where it made them ----------------------------------------
@@ -325,7 +338,7 @@ private:
             entry.request = call.request;
             pending_.add(entry);
         }
-        sink_(call);
+        issue(call);
     }
 
     // Drawn sizes differ between the ends of a message: the receive half takes the largest there is,
@@ -337,7 +350,7 @@ private:
             call.op = Op::Sendrecv;
             call.recv_bytes = std::max(call.recv_bytes, stream_.largest_message());
         }
-        sink_(call);
+        issue(call);
     }
 
     static int32_t rank_in(const CommView& comm, Rank world)
@@ -425,7 +438,7 @@ private:
                 call.event = item.call.event;
                 call.request = new_request();
                 entry.request = call.request;
-                sink_(call);
+                issue(call);
                 break;
             }
         }
@@ -446,7 +459,7 @@ private:
         send.tag = item.call.tag;
         send.bytes = item.call.bytes;
         send.request = new_request();
-        sink_(send);
+        issue(send);
         std::vector<RequestId> both{send.request};
         if (item.asked.source_known && !item.asked.source_drawn && item.call.source == kProcNull) {
             // nothing to receive
@@ -464,7 +477,7 @@ private:
         ScheduledCall call = item.call;
         call.request = new_request();
         posted_.push_back({call.request, call.peer, item.asked.comm.members, call.tag});
-        sink_(call);
+        issue(call);
     }
 
     // Messages no receive event took are received before the rank's next collective or communicator
@@ -484,26 +497,31 @@ private:
     void recorded_completion(const Item& item)
     {
         const auto positions = named_positions(item.completion, pending_.size());
-        std::vector<PendingEntry> entries;
+        completed_entries_.clear();
         if (positions) {
-            entries = pending_.take(*positions);
+            pending_.take(*positions, completed_entries_);
         } else if (item.completion.completed_something) {
-            entries = pending_.take_all();
+            pending_.take_all(completed_entries_);
         }
-        std::vector<RequestId> requests;
-        for (const auto& entry : entries) requests.push_back(entry.request);
-        complete(item.call.op, requests, item.call.event);
+        completed_requests_.clear();
+        for (const auto& entry : completed_entries_) completed_requests_.push_back(entry.request);
+        complete(item.call.op, completed_requests_, item.call.event);
     }
 
     RankStream stream_;
     const CallSink& sink_;
     ScheduleOptions options_;
+    bool times_return_ = true;  // for the calls issued while handling the current item
     size_t position_ = 0;  // of the current item in the stream
     PendingList pending_;
     std::vector<RequestId> outstanding_;  // created and not yet completed, oldest first
     std::deque<PostedMessage> posted_;    // paired: posted at their send, given to no receive yet
     std::set<size_t> claimed_;            // paired: positions of messages a receive ahead of them posted
     RequestId next_request_ = 1;
+    // Scratch of the completions, kept: replay completes requests call after call.
+    std::vector<PendingEntry> completed_entries_;
+    std::vector<RequestId> completed_requests_;
+    ScheduledCall completion_call_;
     uint64_t unpaired_receives_ = 0;
     uint64_t fallback_messages_ = 0;
 };
@@ -554,6 +572,47 @@ std::string drawn_structure(const Sequence& seq)
 }
 
 }  // namespace
+
+void ScheduledCall::reset()
+{
+    kind = CallKind::compute;
+    op = Op{};
+    comm = 0;
+    peer = -1;
+    peer_in_comm = -1;
+    tag = 0;
+    bytes = 0;
+    source = -1;
+    source_in_comm = -1;
+    recv_tag = 0;
+    recv_bytes = 0;
+    root = -1;
+    in_place = false;
+    request = 0;
+    requests.clear();
+    send_counts.clear();
+    recv_counts.clear();
+    new_comm = 0;
+    members.clear();
+    remote_leader = -1;
+    high = false;
+    window = -1;
+    target_bytes = 0;
+    assertion = 0;
+    lock_type = 0;
+    group.clear();
+    file = -1;
+    path.clear();
+    amode = 0;
+    offset = 0;
+    whence = 0;
+    file_size = 0;
+    view_disp = 0;
+    view = {};
+    seconds = 0;
+    event = nullptr;
+    times_return = true;
+}
 
 ScheduleSummary generate_schedule(const Trace& trace, uint64_t seed, Rank rank, const CallSink& sink,
                                   const ScheduleOptions& options)

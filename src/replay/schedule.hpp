@@ -110,7 +110,13 @@ struct ScheduledCall {
     } view;
     double seconds = 0;                   // compute
     const Event* event = nullptr;         // the trace event the call replays (none for the final completion)
+    // Whether the computation before the next call counts from this call's return; false where
+    // that computation is too short to spin for (replay/compute.hpp), which spares a clock read.
+    bool times_return = true;
 
+    // As a blank one, the lists keeping their capacity: replay reuses one call per item (add new
+    // fields there too).
+    void reset();
     bool operator==(const ScheduledCall&) const = default;
 };
 

@@ -80,13 +80,20 @@ std::shared_ptr<const std::vector<Rank>> CommunicatorTable::shared_members(Rank 
 std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int64_t relative) const
 {
     if (relative < 0) return std::nullopt;
+    // One lookup of the caller's own group: replay resolves a peer per call.
+    const Members* own = find(caller, comm);
+    if (own == nullptr) return std::nullopt;
     const auto* remote = remote_members(caller, comm);
-    const auto* group = remote ? remote : members(caller, comm);
-    if (group == nullptr || group->empty()) return std::nullopt;
-    const auto me = rank_in(caller, comm, caller);  // in the caller's own group, never the remote one
-    if (!me) return std::nullopt;
-    const auto size = static_cast<int64_t>(group->size());
-    return (*group)[static_cast<size_t>((*me + relative) % size)];
+    const std::vector<Rank>& group = remote ? *remote : **own;
+    if (group.empty()) return std::nullopt;
+    // The caller's rank in its own group, never the remote one; the world lists every rank in order.
+    int64_t me = caller;
+    if (comm != 0 || static_cast<size_t>(caller) >= (*own)->size()) {
+        const auto found = std::find((*own)->begin(), (*own)->end(), caller);
+        if (found == (*own)->end()) return std::nullopt;
+        me = found - (*own)->begin();
+    }
+    return group[static_cast<size_t>((me + relative) % static_cast<int64_t>(group.size()))];
 }
 
 std::optional<int32_t> CommunicatorTable::rank_in(Rank caller, int64_t comm, Rank member) const

@@ -160,6 +160,30 @@ TEST_CASE("paired replay completes every request once, none before it exists")
     }
 }
 
+TEST_CASE("a call notes when it returned only where a computation long enough to spin for follows")
+{
+    // Barriers with 1 ms, 20 ns and 1 ms computed before them: the 20 ns pass before a clock read
+    // could measure them, so the call before them need not note its return.
+    Trace t;
+    t.header.ranks = 2;
+    const auto barrier = [](double compute) {
+        return Node{event(Op::Barrier, all(2), {param(Role::comm, 0)}, compute)};
+    };
+    t.body = {barrier(1e-3), barrier(2e-8), barrier(1e-3)};
+    std::vector<bool> timed;
+    std::vector<double> computed;
+    for (const auto& call : schedule_of(t, 1, 0)) {
+        if (call.kind == CallKind::compute) computed.push_back(call.seconds);
+        else timed.push_back(call.times_return);
+    }
+    CHECK(computed == std::vector<double>{1e-3, 2e-8, 1e-3});
+    REQUIRE(timed.size() == 3);
+    CHECK_FALSE(timed[0]);
+    CHECK(timed[1]);
+    // Without computation nothing counts from a return.
+    for (const auto& call : schedule_of(t, 1, 0, false)) CHECK_FALSE(call.times_return);
+}
+
 TEST_CASE("causal replay passes a token ring hop by hop, whatever order the walk puts the ranks in")
 {
     // Rank 0 sends, then receives from the last rank; the others receive, then send: the merge puts
