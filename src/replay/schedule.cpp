@@ -72,12 +72,13 @@ private:
     std::vector<size_t> indices_;  // take()'s scratch, kept: replay completes requests call after call
 };
 
-// Which positions a completion names; nullopt when the trace does not say (a version 1 trace, or a
+// Which positions a completion names, into `positions`; false when the trace does not say (a version 1 trace, or a
 // set the tracer could not encode): then it completes everything pending, if it completed anything.
-std::optional<std::vector<uint32_t>> named_positions(const Completion& completion, size_t pending)
+bool named_positions(const Completion& completion, size_t pending, std::vector<uint32_t>& positions)
 {
-    if (!completion.recorded) return std::nullopt;
-    return decode_completed_set(completion.completed_set, static_cast<uint32_t>(std::min<size_t>(pending, 1u << 20)));
+    if (!completion.recorded) return false;
+    return decode_completed_set(completion.completed_set, static_cast<uint32_t>(std::min<size_t>(pending, 1u << 20)),
+                                positions);
 }
 
 // How the completion that completes a receive completed it.
@@ -99,7 +100,11 @@ std::optional<Match> find_completion(RankStream& stream, const PendingList& pend
         bool any_tag;
         bool ours;
     };
-    std::vector<Flags> mirror;
+    // Kept from call to call: paired replay looks for the completion of every receive.
+    thread_local std::vector<Flags> mirror;
+    thread_local std::vector<uint32_t> positions;
+    thread_local std::vector<size_t> indices;
+    mirror.clear();
     for (const auto& entry : pending.entries()) mirror.push_back({entry.any_source, entry.any_tag, false});
     mirror.push_back({receive.asked.any_source && !receive.asked.source_known,
                       receive.asked.any_tag && !receive.asked.tag_known, true});
@@ -113,10 +118,9 @@ std::optional<Match> find_completion(RankStream& stream, const PendingList& pend
             if (mirror.size() > PendingRequests<int>::kKept) mirror.erase(mirror.begin());
         }
         if (item->kind != ItemKind::completion) continue;
-        const auto positions = named_positions(item->completion, mirror.size());
-        if (!positions) return std::nullopt;
-        std::vector<size_t> indices;
-        for (uint32_t p : *positions) {
+        if (!named_positions(item->completion, mirror.size(), positions)) return std::nullopt;
+        indices.clear();
+        for (uint32_t p : positions) {
             if (p < mirror.size()) indices.push_back(mirror.size() - 1 - p);
         }
         std::sort(indices.begin(), indices.end());
@@ -496,10 +500,9 @@ private:
 
     void recorded_completion(const Item& item)
     {
-        const auto positions = named_positions(item.completion, pending_.size());
         completed_entries_.clear();
-        if (positions) {
-            pending_.take(*positions, completed_entries_);
+        if (named_positions(item.completion, pending_.size(), completed_positions_)) {
+            pending_.take(completed_positions_, completed_entries_);
         } else if (item.completion.completed_something) {
             pending_.take_all(completed_entries_);
         }
@@ -519,6 +522,7 @@ private:
     std::set<size_t> claimed_;            // paired: positions of messages a receive ahead of them posted
     RequestId next_request_ = 1;
     // Scratch of the completions, kept: replay completes requests call after call.
+    std::vector<uint32_t> completed_positions_;
     std::vector<PendingEntry> completed_entries_;
     std::vector<RequestId> completed_requests_;
     ScheduledCall completion_call_;
@@ -656,6 +660,7 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         Channel channel;
     };
     std::deque<std::optional<Waiting>> pending;
+    std::vector<uint32_t> positions;
     auto where = [&](const Item& item) {
         char signature[24];
         std::snprintf(signature, sizeof signature, "@%016llx", static_cast<unsigned long long>(item.call.event->signature));
@@ -704,10 +709,11 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         if (!item->completion.recorded) {
             return "the trace does not say which requests its completion calls completed (an older trace format)";
         }
-        const auto positions = named_positions(item->completion, pending.size());
-        if (!positions) return where(*item) + ": a completion whose requests the tracer could not record";
+        if (!named_positions(item->completion, pending.size(), positions)) {
+            return where(*item) + ": a completion whose requests the tracer could not record";
+        }
         std::vector<size_t> indices;
-        for (uint32_t p : *positions) {
+        for (uint32_t p : positions) {
             if (p >= pending.size()) return where(*item) + ": completes a request the rank does not have";
             indices.push_back(pending.size() - 1 - p);
         }

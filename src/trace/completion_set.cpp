@@ -73,8 +73,15 @@ void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64
 std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t pending)
 {
     std::vector<uint32_t> positions;
+    if (!decode_completed_set(values, pending, positions)) return std::nullopt;
+    return positions;
+}
+
+bool decode_completed_set(std::span<const int64_t> values, uint32_t pending, std::vector<uint32_t>& positions)
+{
+    positions.clear();
     for (int64_t value : values) {
-        if (value == kUnknownCompletedSet) return std::nullopt;
+        if (value == kUnknownCompletedSet) return false;
         if (value == 0) continue;
         if (value < kFirstChunkValue && value > 0) {
             positions.push_back(static_cast<uint32_t>(std::min<int64_t>(value - 1, UINT32_MAX)));
@@ -101,7 +108,7 @@ std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_
     std::sort(positions.begin(), positions.end());
     positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
     if (positions.size() > pending) positions.resize(pending);
-    return positions;
+    return true;
 }
 
 int64_t completed_set_value_before_12(int64_t value)

@@ -52,6 +52,9 @@ std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions, s
 // Ascending distinct positions; nullopt if a value is kUnknownCompletedSet. `pending`: how many
 // requests were pending before the call (the oldest are counted from it); at most that many positions.
 std::optional<std::vector<uint32_t>> decode_completed_set(std::span<const int64_t> values, uint32_t pending);
+// The same into `positions` (replaced), for callers that decode call after call; false where the
+// other returns nullopt.
+bool decode_completed_set(std::span<const int64_t> values, uint32_t pending, std::vector<uint32_t>& positions);
 // A value as trace formats before 12 wrote it (a single position was a chunk of one bit, chunks
 // counted from 0), in today's form.
 int64_t completed_set_value_before_12(int64_t value);
