@@ -70,7 +70,7 @@ Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule)
     if (role_is_peer(role)) merged.keep_seen_values();
     add_to(merged, a.value, a.weight, a.rank);
     add_to(merged, b.value, b.weight, b.rank);
-    return Value(std::move(merged));
+    return Value(std::move(merged), a.value.alike_on_every_rank() && b.value.alike_on_every_rank());
 }
 
 Value as_histogram(Weighted v, Role role, const MergeRule& rule)
@@ -78,7 +78,7 @@ Value as_histogram(Weighted v, Role role, const MergeRule& rule)
     Histogram histogram(rule.histogram);
     if (role_is_peer(role)) histogram.keep_seen_values();
     add_to(histogram, v.value, v.weight, v.rank);
-    return Value(std::move(histogram));
+    return Value(std::move(histogram), v.value.alike_on_every_rank());
 }
 
 uint64_t body_runs(const Value& iterations, uint64_t runs)

@@ -35,7 +35,9 @@ struct Weighted {
 };
 
 // `a` and `b` as one value: `a` itself when equal, else a histogram of both (which must be allowed
-// by may_merge). Endpoints keep the exact set of values seen.
+// by may_merge). Endpoints keep the exact set of values seen. The histogram is alike on every rank
+// where both are (Value): right for iterations of the same ranks; a merge across ranks must also
+// check that the two were equal (rank_merge.cpp).
 Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule);
 
 // `v` alone as a histogram (what it would add to a merge).

@@ -97,6 +97,32 @@ bool worth_keeping_exact(const Value& exact, const Value& drawn)
     return encoded_size(exact) <= encoded_size(drawn) + kAllowance;
 }
 
+// Whether two histograms of different ranks hold the same values in the same proportions: then each
+// rank of both had (about) the same values as often, and their merge is still alike on every rank.
+bool same_distribution(const Value& a, const Value& b)
+{
+    if (!a.is_histogram() || !b.is_histogram()) return false;
+    const Histogram& x = a.histogram();
+    const Histogram& y = b.histogram();
+    if (x.bins().size() != y.bins().size()) return false;
+    const uint64_t x_count = x.count();
+    const uint64_t y_count = y.count();
+    for (size_t i = 0; i < x.bins().size(); ++i) {
+        const auto& p = x.bins()[i];
+        const auto& q = y.bins()[i];
+        if (p.min != q.min || p.max != q.max) return false;
+        uint64_t p_share = 0;
+        uint64_t q_share = 0;
+        // Products of counts beyond 2^64 (never in practice) count as different: replay then draws
+        // per participant, as for any histogram.
+        if (__builtin_mul_overflow(p.count, y_count, &p_share) || __builtin_mul_overflow(q.count, x_count, &q_share) ||
+            p_share != q_share) {
+            return false;
+        }
+    }
+    return true;
+}
+
 // Both sides' values as one: a histogram where the rule allows merging them, else kept per rank
 // (lossless). With `exact_if_smaller` (endpoints, and counts of loops without collectives), values
 // whose per-rank form takes at most a few bytes more than their histogram (worth_keeping_exact)
@@ -117,6 +143,9 @@ Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const V
     const auto spread = [](const Value& v, const RankList& r) { return v.is_exact() ? Value(as_per_rank(v, r)) : v; };
     Value merged = merge_values({spread(a, ranks_a), calls_a, first(ranks_a)}, {spread(b, ranks_b), calls_b, first(ranks_b)},
                                 role, rule);
+    if (merged.is_histogram() && merged.alike_on_every_rank() && !same_distribution(a, b)) {
+        merged = Value(std::move(merged.histogram()), false);
+    }
     if (!exact_if_smaller || a.is_histogram() || b.is_histogram()) return merged;
     Value exact = per_rank_union(a, ranks_a, b, ranks_b);
     return worth_keeping_exact(exact, merged) ? exact : merged;
@@ -284,6 +313,8 @@ Node shared_optional_node(Node node, const RankList& own_ranks, uint64_t own, co
     if (zeros > 0) {
         Value drawn = merge_values({loop.iterations, count_weight, first}, {Value(0), zeros, first}, Role::requests,
                                    context.rule);
+        // Some ranks run it and others do not: not alike on every rank.
+        if (drawn.is_histogram()) drawn = Value(std::move(drawn.histogram()), false);
         // Per-rank counts where they take no more bytes, as in combine(): the master's loop of a
         // master/worker code is {n on rank 0, 0 elsewhere}, not a count any rank may draw. Not
         // around collectives, whose instances need one count for all their members.
@@ -671,7 +702,8 @@ bool join_optional_calls(Node& into, const Node& from, const MergeContext& conte
     if (a.count() != b.count() || !joined.take_away(0, a.count())) return false;
     Loop& loop = into.loop();
     loop.body.front() = merge_nodes(std::move(loop.body.front()), from.loop().body.front(), 1, 1, context);
-    loop.iterations = Value(std::move(joined));
+    loop.iterations = Value(std::move(joined), into.loop().iterations.alike_on_every_rank() &&
+                                                   from.loop().iterations.alike_on_every_rank());
     return true;
 }
 

@@ -204,9 +204,15 @@ void RankStream::draw_all(const Event& e, const std::vector<Rank>& participants)
     for (size_t i = 0; i < participants.size(); ++i) {
         for (size_t k = 0; k < e.params.size(); ++k) {
             const Param& param = e.params[k];
-            if (param.value.is_histogram()) {
-                drawn_[i * e.params.size() + k] = draws_.draw(param.value.histogram(), draw_site(e, param.role));
-            }
+            if (!param.value.is_histogram()) continue;
+            // One draw for all participants of the instance where the histogram is alike on every
+            // rank (they did the same thing in the same iteration), and for relative peers: all
+            // participants then shift by the same offset, so each rank receives as many messages as
+            // it sends. Drawn one by one, peers make a random graph, where some ranks receive
+            // several messages and others none, and those pair with no receive.
+            drawn_[i * e.params.size() + k] = i > 0 && (param.value.alike_on_every_rank() || role_is_relative(param.role))
+                                                  ? drawn_[k]
+                                                  : draws_.draw(param.value.histogram(), draw_site(e, param.role));
         }
     }
 }

@@ -159,7 +159,7 @@ std::string json_value(const Value& v, Role role)
                std::to_string(b.max) + ", \"count\": " + std::to_string(b.count) + ", \"mean\": " +
                format_double(b.mean()) + "}";
     }
-    return out + "]}}";
+    return out + "], \"alike_on_every_rank\": " + (v.alike_on_every_rank() ? "true" : "false") + "}}";
 }
 
 void json_sequence(std::ostringstream& out, const Sequence& seq)
@@ -227,7 +227,9 @@ std::string render_value(const Value& value, Role role)
         }
         return out + "}";
     }
-    return render_histogram(value.histogram(), role);
+    std::string out = render_histogram(value.histogram(), role);
+    if (value.alike_on_every_rank()) out.insert(out.size() - 1, " alike");  // hist(... alike)
+    return out;
 }
 
 std::string render_text(const Trace& trace)

@@ -50,7 +50,8 @@ enum class Times : uint8_t { nanoseconds, exact };
 
 uint64_t to_nanoseconds(double seconds) { return static_cast<uint64_t>(std::llround(std::max(seconds, 0.0) * 1e9)); }
 double from_nanoseconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
-enum class ValueTag : uint8_t { exact = 0, per_rank = 1, histogram = 2 };
+// histogram_alike (format 13): a histogram alike on every rank it stands for (Value).
+enum class ValueTag : uint8_t { exact = 0, per_rank = 1, histogram = 2, histogram_alike = 3 };
 // How a histogram stores the values it has seen (peers): not at all, as deltas, as runs of
 // consecutive values (format 7), or as bitmaps of the wide bins (format 10).
 enum class SeenValues : uint8_t { none = 0, deltas = 1, runs = 2, in_wide_bins = 3 };
@@ -360,7 +361,7 @@ public:
                 ranks(entry.ranks);
             }
         } else {
-            out_.byte(static_cast<uint8_t>(ValueTag::histogram));
+            out_.byte(static_cast<uint8_t>(v.alike_on_every_rank() ? ValueTag::histogram_alike : ValueTag::histogram));
             histogram(v.histogram());
         }
     }
@@ -698,6 +699,9 @@ public:
         }
         case ValueTag::histogram:
             return Value(histogram());
+        case ValueTag::histogram_alike:
+            if (version_ >= 13) return Value(histogram(), true);
+            break;
         }
         in_.fail("corrupt: unknown value kind " + std::to_string(int(tag)) + " at byte " +
                  std::to_string(in_.position()));

@@ -22,8 +22,8 @@ namespace htrace {
 // their config from the header, bins as gaps and counts, seen values as bitmaps of wide bins; 11:
 // everything after the version compressed with zstd where that is smaller; 12: a single completed
 // position is a small value of its own (trace/completion_set.hpp), older sets are converted when
-// read (6 to 11 still read).
-inline constexpr uint32_t kTraceFormatVersion = 12;
+// read; 13: histograms say whether they are alike on every rank (Value) (6 to 12 still read).
+inline constexpr uint32_t kTraceFormatVersion = 13;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

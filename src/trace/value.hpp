@@ -30,7 +30,15 @@ public:
     // Entries in any form (no rank twice): stored in the one canonical form, so that two values
     // that give every rank the same value are equal.
     explicit Value(const std::vector<PerRankValue>& per_rank);
-    explicit Value(Histogram histogram) : data_(std::move(histogram)) {}
+    // `alike_on_every_rank`: every rank the histogram stands for had it, the same values as often
+    // (a merge of one rank's iterations, or of ranks whose histograms were equal): the values of
+    // ranks that do the same thing in the same iteration, an SPMD code's level sizes and direction
+    // peers. Replay then draws one value per instance for all its participants, which keeps their
+    // messages paired. Otherwise each participant draws its own.
+    explicit Value(Histogram histogram, bool alike_on_every_rank = false)
+        : data_(std::move(histogram)), alike_on_every_rank_(alike_on_every_rank)
+    {
+    }
 
     bool is_exact() const { return std::holds_alternative<int64_t>(data_); }
     bool is_per_rank() const { return std::holds_alternative<std::vector<PerRankValue>>(data_); }
@@ -43,6 +51,8 @@ public:
     std::vector<PerRankValue> per_rank() const;
     // The smallest and largest per-rank value.
     std::pair<int64_t, int64_t> per_rank_range() const;
+    // Exact values are alike on every rank, per-rank values are not; histograms say (above).
+    bool alike_on_every_rank() const { return is_exact() || (is_histogram() && alike_on_every_rank_); }
     const Histogram& histogram() const { return std::get<Histogram>(data_); }
     Histogram& histogram() { return std::get<Histogram>(data_); }
 
@@ -54,6 +64,7 @@ public:
 
 private:
     std::variant<int64_t, std::vector<PerRankValue>, Histogram> data_{int64_t{0}};
+    bool alike_on_every_rank_ = false;  // histograms only
 };
 
 }  // namespace htrace

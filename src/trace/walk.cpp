@@ -291,7 +291,7 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
         frame.weight *= loop.iterations.histogram().mean();
     } else if (loop.iterations.is_exact()) {
         frame.iterations = loop.iterations.exact();
-    } else if (loop.iterations.is_histogram() && needs_one_count(loop)) {
+    } else if (loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || needs_one_count(loop))) {
         frame.iterations = draws_->draw(loop.iterations.histogram(), draw_site(loop));
     } else {
         frame.counts.assign(frame.active.size(), 0);

@@ -285,3 +285,50 @@ TEST_CASE("peers kept per rank become a histogram where a loop around them is sh
     CHECK(peer.is_histogram());
     CHECK(loop.body[0].event().ranks.to_string() == "0-63");
 }
+
+TEST_CASE("ranks whose values vary alike from iteration to iteration merge into a histogram alike on every rank")
+{
+    // Each rank sends 12 messages whose sizes cycle through a multigrid's levels. Where every rank
+    // cycles through the same sizes, the merged size histogram is alike on every rank, and so is
+    // the count of an inner loop that every rank runs the same number of times per iteration. Where
+    // ranks 4-7 have other sizes, or each rank one size of its own (land and sea), it is not.
+    const auto rank_trace = [](Rank rank, const std::vector<int64_t>& sizes, int (*inner)(int)) {
+        LoopFolder folder(at(0), rank);
+        for (int t = 0; t < 12; ++t) {
+            for (int i = 0; i < inner(t); ++i) folder.append(call('a'));
+            folder.append(call('x', sizes[static_cast<size_t>(t) % sizes.size()]));
+        }
+        return test::with_rank(folder.finish(), rank);
+    };
+    const auto merged_of = [&](const std::vector<int64_t>& low, const std::vector<int64_t>& high, int (*inner)(int)) {
+        std::vector<Sequence> traces;
+        for (Rank r = 0; r < 8; ++r) traces.push_back(rank_trace(r, r < 4 ? low : high, inner));
+        Sequence merged = test::merge_tree(std::move(traces), at(0));
+        REQUIRE(merged.size() == 1);
+        return merged[0].loop();
+    };
+    const auto two_or_three = [](int t) { return 2 + t % 2; };
+    {
+        const Loop alike = merged_of({32, 128, 512}, {32, 128, 512}, two_or_three);
+        REQUIRE(alike.body.size() == 2);
+        CHECK(alike.body[0].loop().iterations.is_histogram());
+        CHECK(alike.body[0].loop().iterations.alike_on_every_rank());
+        const Value* sizes = alike.body[1].event().find(Role::bytes);
+        REQUIRE(sizes->is_histogram());
+        CHECK(histogram_counts(*sizes) == std::map<int64_t, uint64_t>{{32, 32}, {128, 32}, {512, 32}});
+        CHECK(sizes->alike_on_every_rank());
+    }
+    {
+        const Loop differ = merged_of({32, 128, 512}, {32, 2048, 8192}, two_or_three);
+        const Value* sizes = differ.body[1].event().find(Role::bytes);
+        REQUIRE(sizes->is_histogram());
+        CHECK_FALSE(sizes->alike_on_every_rank());
+        CHECK(differ.body[0].loop().iterations.alike_on_every_rank());  // the counts still agree
+    }
+    {
+        const Loop land_and_sea = merged_of({80}, {90}, two_or_three);
+        const Value* sizes = land_and_sea.body[1].event().find(Role::bytes);
+        REQUIRE(sizes->is_histogram());
+        CHECK_FALSE(sizes->alike_on_every_rank());
+    }
+}

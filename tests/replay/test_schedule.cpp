@@ -160,6 +160,61 @@ TEST_CASE("paired replay completes every request once, none before it exists")
     }
 }
 
+TEST_CASE("drawn relative peers shift all participants alike, so every rank receives what it sends")
+{
+    // Four ranks send to a drawn offset (+1 or +3) and post one receive from a drawn source, in a
+    // loop of 6. Drawn for each rank alone, offsets make a random graph: some ranks get two messages
+    // in an instance and others none, and replay has receives without a message.
+    Trace t;
+    t.header.ranks = 4;
+    const Value offsets = histogram_value({{1, 12}, {3, 12}}, true);
+    const Event isend = event(Op::Isend, all(4), {{Role::peer, offsets}, {Role::tag, Value(int64_t{5})},
+                                                  {Role::bytes, Value(int64_t{8})}, {Role::comm, Value(int64_t{0})}});
+    const Event irecv = event(Op::Irecv, all(4), {{Role::peer, offsets}, {Role::tag, Value(int64_t{5})},
+                                                  {Role::recv_bytes, Value(int64_t{8})}, {Role::comm, Value(int64_t{0})}});
+    const Event waitall =
+        event(Op::Waitall, all(4), {param(Role::requests, 2), param(Role::completed_set, -2)});
+    t.body = {loop(6, {Node{irecv}, Node{isend}, Node{waitall}})};
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+        CAPTURE(seed);
+        std::map<Rank, int> received;
+        for (Rank r = 0; r < 4; ++r) {
+            const ScheduleSummary summary = generate_schedule(
+                t, seed, r, [&](const ScheduledCall& c) { received[r] += c.kind == CallKind::receive; },
+                ScheduleOptions{ReplayMode::paired, false});
+            CHECK(summary.unpaired_receives == 0);
+            CHECK(summary.fallback_messages == 0);
+        }
+        for (Rank r = 0; r < 4; ++r) CHECK(received[r] == 6);
+    }
+}
+
+TEST_CASE("a histogram alike on every rank is drawn once per instance for all participants")
+{
+    // A level's message size, the same on every rank in each iteration: drawn alike, every
+    // participant of an instance sends the same size, where drawn one by one they would differ.
+    Trace t;
+    t.header.ranks = 4;
+    Histogram sizes(HistogramConfig{});
+    for (int64_t size : {32, 128, 512}) sizes.add(size, 0, 8);
+    for (bool alike : {true, false}) {
+        CAPTURE(alike);
+        const Event send = event(Op::Isend, all(4), {{Role::peer, Value(int64_t{1})}, {Role::tag, Value(int64_t{5})},
+                                                     {Role::bytes, Value(sizes, alike)}, {Role::comm, Value(int64_t{0})}});
+        t.body = {loop(6, {Node{send}})};
+        std::map<Rank, std::vector<int64_t>> sent;
+        for (Rank r = 0; r < 4; ++r) {
+            for (const auto& c : schedule_of(t, 7, r)) {
+                if (c.kind == CallKind::send) sent[r].push_back(c.bytes);
+            }
+        }
+        REQUIRE(sent[0].size() == 6);
+        bool all_equal = true;
+        for (Rank r = 1; r < 4; ++r) all_equal = all_equal && sent[r] == sent[0];
+        CHECK(all_equal == alike);
+    }
+}
+
 TEST_CASE("a call notes when it returned only where a computation long enough to spin for follows")
 {
     // Barriers with 1 ms, 20 ns and 1 ms computed before them: the 20 ns pass before a clock read
