@@ -210,9 +210,9 @@ void RankStream::draw_all(const Event& e, const std::vector<Rank>& participants)
             // participants then shift by the same offset, so each rank receives as many messages as
             // it sends. Drawn one by one, peers make a random graph, where some ranks receive
             // several messages and others none, and those pair with no receive.
-            drawn_[i * e.params.size() + k] = i > 0 && (param.value.alike_on_every_rank() || role_is_relative(param.role))
-                                                  ? drawn_[k]
-                                                  : draws_.draw(param.value.histogram(), draw_site(e, param.role));
+            const bool once = param.value.alike_on_every_rank() || role_is_relative(param.role);
+            drawn_[i * e.params.size() + k] =
+                i > 0 && once ? drawn_[k] : draws_.draw(param.value.histogram(), draw_site(e, param.role));
         }
     }
 }

@@ -72,8 +72,9 @@ private:
     std::vector<size_t> indices_;  // take()'s scratch, kept: replay completes requests call after call
 };
 
-// Which positions a completion names, into `positions`; false when the trace does not say (a version 1 trace, or a
-// set the tracer could not encode): then it completes everything pending, if it completed anything.
+// Which positions a completion names, into `positions`; false when the trace does not say (a
+// version 1 trace, or a set the tracer could not encode): then it completes everything pending, if
+// it completed anything.
 bool named_positions(const Completion& completion, size_t pending, std::vector<uint32_t>& positions)
 {
     if (!completion.recorded) return false;
@@ -277,8 +278,8 @@ private:
         return next_request_++;
     }
 
-    // Waits for `requests` that are still outstanding (each once), as `op` did. (Not a list this
-    // changes: outstanding_.)
+    // Waits for `requests` that are still outstanding (each once), as `op` did. `requests` must not
+    // be outstanding_ itself, which this changes.
     void complete(Op op, const std::vector<RequestId>& requests, const Event* event)
     {
         ScheduledCall& call = completion_call_;  // kept, with its list: replay completes call after call

@@ -168,12 +168,11 @@ TEST_CASE("drawn relative peers shift all participants alike, so every rank rece
     Trace t;
     t.header.ranks = 4;
     const Value offsets = histogram_value({{1, 12}, {3, 12}}, true);
-    const Event isend = event(Op::Isend, all(4), {{Role::peer, offsets}, {Role::tag, Value(int64_t{5})},
-                                                  {Role::bytes, Value(int64_t{8})}, {Role::comm, Value(int64_t{0})}});
-    const Event irecv = event(Op::Irecv, all(4), {{Role::peer, offsets}, {Role::tag, Value(int64_t{5})},
-                                                  {Role::recv_bytes, Value(int64_t{8})}, {Role::comm, Value(int64_t{0})}});
-    const Event waitall =
-        event(Op::Waitall, all(4), {param(Role::requests, 2), param(Role::completed_set, -2)});
+    const Event isend = event(Op::Isend, all(4), {{Role::peer, offsets}, param(Role::tag, 5),
+                                                  param(Role::bytes, 8), param(Role::comm, 0)});
+    const Event irecv = event(Op::Irecv, all(4), {{Role::peer, offsets}, param(Role::tag, 5),
+                                                  param(Role::recv_bytes, 8), param(Role::comm, 0)});
+    const Event waitall = event(Op::Waitall, all(4), {param(Role::requests, 2), param(Role::completed_set, -2)});
     t.body = {loop(6, {Node{irecv}, Node{isend}, Node{waitall}})};
     for (uint64_t seed = 1; seed <= 10; ++seed) {
         CAPTURE(seed);
@@ -199,8 +198,8 @@ TEST_CASE("a histogram alike on every rank is drawn once per instance for all pa
     for (int64_t size : {32, 128, 512}) sizes.add(size, 0, 8);
     for (bool alike : {true, false}) {
         CAPTURE(alike);
-        const Event send = event(Op::Isend, all(4), {{Role::peer, Value(int64_t{1})}, {Role::tag, Value(int64_t{5})},
-                                                     {Role::bytes, Value(sizes, alike)}, {Role::comm, Value(int64_t{0})}});
+        const Event send = event(Op::Isend, all(4), {param(Role::peer, 1), param(Role::tag, 5),
+                                                     {Role::bytes, Value(sizes, alike)}, param(Role::comm, 0)});
         t.body = {loop(6, {Node{send}})};
         std::map<Rank, std::vector<int64_t>> sent;
         for (Rank r = 0; r < 4; ++r) {
@@ -284,7 +283,8 @@ TEST_CASE("causal replay posts a wildcard MPI_Irecv from the source its completi
     const Event irecv = event(Op::Irecv, RankList(0), {param(Role::peer, kAnySource), param(Role::tag, 4),
                                                        param(Role::recv_bytes, 8), param(Role::comm, 0)});
     const Event waitall = event(Op::Waitall, RankList(0), {param(Role::requests, 2), param(Role::matched_peer, 2),
-                                                           param(Role::matched_peer, 1), param(Role::completed_set, completed({0, 1}))});
+                                                           param(Role::matched_peer, 1),
+                                                           param(Role::completed_set, completed({0, 1}))});
     const Event send = event(Op::Send, RankList::from_sorted({1, 2}),
                              {{Role::peer, Value(std::vector<PerRankValue>{{2, RankList(1)}, {1, RankList(2)}})},
                               param(Role::tag, 4), param(Role::bytes, 8), param(Role::comm, 0)});
@@ -311,7 +311,8 @@ TEST_CASE("causal replay completes the requests the traced rank completed, where
                            {param(Role::peer, 1), param(Role::tag, 1), param(Role::bytes, 8), param(Role::comm, 0)})};
     const Node isend2{event(Op::Isend, RankList::from_sorted({0, 1}),
                             {param(Role::peer, 1), param(Role::tag, 2), param(Role::bytes, 8), param(Role::comm, 0)})};
-    const Node wait_b{event(Op::Wait, RankList::from_sorted({0, 1}), {param(Role::requests, 1), param(Role::completed_set, completed({2}))})};
+    const Node wait_b{event(Op::Wait, RankList::from_sorted({0, 1}),
+                            {param(Role::requests, 1), param(Role::completed_set, completed({2}))})};
     const Node wait_rest{event(Op::Waitall, RankList::from_sorted({0, 1}),
                                {param(Role::requests, 3), param(Role::completed_set, completed({0, 1, 2}))})};
     t.body = {irecv(1), irecv(2), isend, isend2, wait_b, wait_rest};
