@@ -2,6 +2,8 @@
 
 #include <boost/random/uniform_int_distribution.hpp>
 
+#include <algorithm>
+
 namespace htrace {
 
 HistogramSampler::Round& HistogramSampler::round_of(const Histogram& histogram, std::uint64_t site)
@@ -19,7 +21,7 @@ HistogramSampler::Round& HistogramSampler::round_of(const Histogram& histogram, 
     return round;
 }
 
-std::int64_t HistogramSampler::draw(const Histogram& histogram, std::uint64_t site)
+std::int64_t HistogramSampler::draw(const Histogram& histogram, std::uint64_t site, std::uint64_t takes)
 {
     Round& round = round_of(histogram, site);
     if (round.total == 0) {
@@ -34,8 +36,9 @@ std::int64_t HistogramSampler::draw(const Histogram& histogram, std::uint64_t si
     std::uint64_t position = position_of(engine_);
     std::size_t bin = 0;
     while (position >= round.left[bin]) position -= round.left[bin++];
-    --round.left[bin];
-    --round.total;
+    const std::uint64_t taken = std::min(std::max<std::uint64_t>(takes, 1), round.left[bin]);
+    round.left[bin] -= taken;
+    round.total -= taken;
     return histogram.bin_value(bin);
 }
 

@@ -26,8 +26,10 @@ public:
     explicit HistogramSampler(std::uint64_t seed) : engine_(seed) {}
 
     // The histogram must outlive the sampler (its address is remembered). `site` must be the same
-    // on every rank for the same histogram of the trace.
-    std::int64_t draw(const Histogram& histogram, std::uint64_t site);
+    // on every rank for the same histogram of the trace. `takes`: how many of the recorded values
+    // the draw stands for (one value for all the participants of an instance, which recorded one
+    // each), so that the round still ends when the recorded values are used up.
+    std::int64_t draw(const Histogram& histogram, std::uint64_t site, std::uint64_t takes = 1);
 
 private:
     struct Round {

@@ -212,7 +212,8 @@ void RankStream::draw_all(const Event& e, const std::vector<Rank>& participants)
             // several messages and others none, and those pair with no receive.
             const bool once = param.value.alike_on_every_rank() || role_is_relative(param.role);
             drawn_[i * e.params.size() + k] =
-                i > 0 && once ? drawn_[k] : draws_.draw(param.value.histogram(), draw_site(e, param.role));
+                i > 0 && once ? drawn_[k]
+                              : draws_.draw(param.value.histogram(), draw_site(e, param.role), once ? participants.size() : 1);
         }
     }
 }

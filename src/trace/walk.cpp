@@ -292,7 +292,12 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     } else if (loop.iterations.is_exact()) {
         frame.iterations = loop.iterations.exact();
     } else if (loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || needs_one_count(loop))) {
-        frame.iterations = draws_->draw(loop.iterations.histogram(), draw_site(loop));
+        // One count for all participants, each of which recorded one.
+        uint64_t takes = 0;
+        for (Rank r : participants_of(loop)) {
+            takes += static_cast<size_t>(r) < frame.active.size() && frame.active[static_cast<size_t>(r)] ? 1 : 0;
+        }
+        frame.iterations = draws_->draw(loop.iterations.histogram(), draw_site(loop), takes);
     } else {
         frame.counts.assign(frame.active.size(), 0);
         if (loop.iterations.is_histogram()) {

@@ -31,6 +31,19 @@ TEST_CASE("drawing as many values as a histogram counted hands out exactly the r
     }
 }
 
+TEST_CASE("a draw for several participants takes as many recorded values, and rounds still end exact")
+{
+    // Four ranks recorded the same sizes, each 3 x 32, 2 x 128 and 1 x 512: one draw per instance for
+    // all four takes four values, so six draws hand out each rank's sizes exactly.
+    const Histogram h = histogram_of({{32, 12}, {128, 8}, {512, 4}});
+    HistogramSampler sampler(3);
+    for (int round = 0; round < 3; ++round) {
+        std::map<int64_t, uint64_t> drawn;
+        for (int i = 0; i < 6; ++i) ++drawn[sampler.draw(h, 1, 4)];
+        CHECK(drawn == std::map<int64_t, uint64_t>{{32, 3}, {128, 2}, {512, 1}});
+    }
+}
+
 TEST_CASE("equal histograms of one site share one pool of values, different ones do not")
 {
     const Histogram a = histogram_of({{1, 2}, {5, 2}});
