@@ -249,7 +249,8 @@ Value Generator::histogram(const std::vector<Rank>& ranks, const std::vector<int
             h.add(pick_from(values), r, static_cast<uint64_t>(pick(1, 3)));
         }
     }
-    return Value(std::move(h));
+    // Now and then alike on every rank (trace format 13): replay draws it once per instance.
+    return Value(std::move(h), chance(30));
 }
 
 // A relative peer in each rank's communicator: exact, per rank, or a histogram of seen values, with
