@@ -144,7 +144,7 @@ Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const V
     Value merged = merge_values({spread(a, ranks_a), calls_a, first(ranks_a)}, {spread(b, ranks_b), calls_b, first(ranks_b)},
                                 role, rule);
     if (merged.is_histogram() && merged.alike_on_every_rank() && !same_distribution(a, b)) {
-        merged = Value(std::move(merged.histogram()), false);
+        merged.set_alike_on_every_rank(false);
     }
     if (!exact_if_smaller || a.is_histogram() || b.is_histogram()) return merged;
     Value exact = per_rank_union(a, ranks_a, b, ranks_b);
@@ -314,7 +314,7 @@ Node shared_optional_node(Node node, const RankList& own_ranks, uint64_t own, co
         Value drawn = merge_values({loop.iterations, count_weight, first}, {Value(0), zeros, first}, Role::requests,
                                    context.rule);
         // Some ranks run it and others do not: not alike on every rank.
-        if (drawn.is_histogram()) drawn = Value(std::move(drawn.histogram()), false);
+        drawn.set_alike_on_every_rank(false);
         // Per-rank counts where they take no more bytes, as in combine(): the master's loop of a
         // master/worker code is {n on rank 0, 0 elsewhere}, not a count any rank may draw. Not
         // around collectives, whose instances need one count for all their members.

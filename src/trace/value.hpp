@@ -53,6 +53,7 @@ public:
     std::pair<int64_t, int64_t> per_rank_range() const;
     // Exact values are alike on every rank, per-rank values are not; histograms say (above).
     bool alike_on_every_rank() const { return is_exact() || (is_histogram() && alike_on_every_rank_); }
+    void set_alike_on_every_rank(bool alike) { alike_on_every_rank_ = is_histogram() && alike; }
     const Histogram& histogram() const { return std::get<Histogram>(data_); }
     Histogram& histogram() { return std::get<Histogram>(data_); }
 

@@ -77,6 +77,20 @@ std::shared_ptr<const std::vector<Rank>> CommunicatorTable::shared_members(Rank 
     return found ? *found : nullptr;
 }
 
+namespace {
+
+// Where `member` is in `group`, the members of communicator `comm`, if it is there. The world lists
+// every rank in order: no search on replay's hottest path.
+std::optional<int32_t> index_in(const std::vector<Rank>& group, int64_t comm, Rank member)
+{
+    if (comm == 0 && member >= 0 && static_cast<size_t>(member) < group.size()) return member;
+    const auto found = std::find(group.begin(), group.end(), member);
+    if (found == group.end()) return std::nullopt;
+    return static_cast<int32_t>(found - group.begin());
+}
+
+}  // namespace
+
 std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int64_t relative) const
 {
     if (relative < 0) return std::nullopt;
@@ -86,29 +100,18 @@ std::optional<Rank> CommunicatorTable::world_peer(Rank caller, int64_t comm, int
     const auto* remote = remote_members(caller, comm);
     const std::vector<Rank>& group = remote ? *remote : **own;
     if (group.empty()) return std::nullopt;
-    // The caller's rank in its own group, never the remote one; the world lists every rank in order.
-    int64_t me = caller;
-    if (comm != 0 || static_cast<size_t>(caller) >= (*own)->size()) {
-        const auto found = std::find((*own)->begin(), (*own)->end(), caller);
-        if (found == (*own)->end()) return std::nullopt;
-        me = found - (*own)->begin();
-    }
-    return group[static_cast<size_t>((me + relative) % static_cast<int64_t>(group.size()))];
+    const auto me = index_in(**own, comm, caller);  // in the caller's own group, never the remote one
+    if (!me) return std::nullopt;
+    return group[static_cast<size_t>((*me + relative) % static_cast<int64_t>(group.size()))];
 }
 
 std::optional<int32_t> CommunicatorTable::rank_in(Rank caller, int64_t comm, Rank member) const
 {
     const auto* group = members(caller, comm);
     if (group == nullptr) return std::nullopt;
-    // The world communicator lists every rank in order: no search on replay's hottest path.
-    if (comm == 0 && member >= 0 && static_cast<size_t>(member) < group->size()) return member;
-    auto found = std::find(group->begin(), group->end(), member);
-    if (found != group->end()) return static_cast<int32_t>(found - group->begin());
+    if (const auto own = index_in(*group, comm, member)) return own;
     const auto* remote = remote_members(caller, comm);
-    if (remote == nullptr) return std::nullopt;
-    found = std::find(remote->begin(), remote->end(), member);
-    if (found == remote->end()) return std::nullopt;
-    return static_cast<int32_t>(found - remote->begin());
+    return remote ? index_in(*remote, comm, member) : std::nullopt;
 }
 
 std::optional<int64_t> CommunicatorTable::local_id(Rank rank, Rank other, int64_t other_comm) const
