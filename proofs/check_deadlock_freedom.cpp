@@ -1113,6 +1113,48 @@ TEST_CASE("causal replay of a token ring where one rank receives before it sends
     check_refused(causal_schedules(moved, 5), Failure::deadlock, "deadlock");
 }
 
+TEST_CASE("causal replay forced through a loop whose shared drawn count has iterations that are not closed deadlocks")
+{
+    // Rank 0 sends to rank 1 in a loop whose count (2 or 3, rank 0's alone, so alike on every rank) is
+    // drawn once per instance, then waits for rank 1's reply; twice. Rank 1 receives 2, replies,
+    // receives 3, replies. Totals pair up, but where the first instance draws 3, rank 0's third send
+    // and rank 1's reply wait for each other. Rank 1 sees messages of an iteration it receives after
+    // it, so h-replay replays this paired, which must finish.
+    auto call = [](Op op, Rank rank, char site) {
+        Event e;
+        e.op = op;
+        e.signature = static_cast<uint64_t>(site);
+        e.ranks = RankList(rank);
+        e.params = {{Role::peer, Value(int64_t{1})}, {Role::tag, Value(int64_t{1})},
+                    {op == Op::Send ? Role::bytes : Role::recv_bytes, Value(int64_t{8})}, {Role::comm, Value(int64_t{0})}};
+        return Node{e};
+    };
+    Histogram counts(HistogramConfig{});
+    counts.add(2, 0, 1);
+    counts.add(3, 0, 1);
+    Trace trace;
+    trace.header.ranks = 2;
+    trace.body = {Node{Loop{Value(int64_t{2}), {Node{Loop{Value(counts, true), {call(Op::Send, 0, 'a')}}},
+                                                call(Op::Recv, 0, 'b')}}},
+                  Node{Loop{Value(int64_t{2}), {call(Op::Recv, 1, 'c')}}}, call(Op::Send, 1, 'd'),
+                  Node{Loop{Value(int64_t{3}), {call(Op::Recv, 1, 'c')}}}, call(Op::Send, 1, 'e')};
+    uint64_t deadlocks = 0;
+    for (uint64_t seed = 1; seed <= 8; ++seed) {
+        CAPTURE(seed);
+        CHECK(causal_obstacle(trace, seed).find("receives after it") != std::string::npos);
+        const ModelReport forced = run_matching_model(causal_schedules(trace, seed));
+        if (!forced.ok) {
+            CHECK(forced.failure == Failure::deadlock);
+            ++deadlocks;
+        }
+        const ModelReport paired = run_matching_model(schedules_of(trace, seed, replay::ReplayMode::paired, false));
+        INFO(paired.problem);
+        CHECK(paired.ok);
+    }
+    CHECK(deadlocks > 0);
+    CHECK(deadlocks < 8);  // where 2 is drawn first, the forced schedule happens to finish
+}
+
 TEST_CASE("a paired schedule where each receive waits for a message sent after its completion deadlocks")
 {
     // Paired replay gives a receive only a message sent, in walk order, before the receive completes.

@@ -118,6 +118,7 @@ void Item::reset()
     creates_request = false;
     asked = Asked{};
     completion.reset();
+    shared_draw_iteration = 0;
 }
 
 void Completion::reset()
@@ -187,6 +188,7 @@ bool RankStream::produce()
     while (items_.size() == before) {
         const auto instance = cursor_.next();
         if (!instance) return false;
+        shared_draw_iteration_ = instance->shared_draw_iteration;
         on_instance(*instance->event, *instance->participants, cursor_.communicators());
     }
     return true;
@@ -241,6 +243,7 @@ Item& RankStream::add(ItemKind kind, const Event& e)
     item.kind = kind;
     item.call.event = &e;
     item.call.op = e.op;
+    item.shared_draw_iteration = shared_draw_iteration_;
     return item;
 }
 

@@ -82,6 +82,7 @@ struct Item {
     bool creates_request = false;  // the traced call created a request (it has a place in the pending list)
     Asked asked;                   // receive, sendrecv; incoming: asked.comm is the message's communicator
     Completion completion;         // completion
+    uint64_t shared_draw_iteration = 0;  // the walk's (EventInstance): where causal replay checks closure
 
     void reset();  // as a blank one, the lists keeping their capacity (add new fields there too)
     bool operator==(const Item&) const = default;
@@ -167,6 +168,7 @@ private:
     ItemQueue items_;  // the current item first
     const Event* event_ = nullptr;
     const std::vector<Rank>* participants_ = nullptr;
+    uint64_t shared_draw_iteration_ = 0;  // the current instance's
     std::vector<std::optional<int64_t>> drawn_;  // per participant, per parameter of event_
     std::vector<size_t> senders_;
     ScheduleSummary summary_;

@@ -549,16 +549,18 @@ bool holds_point_to_point(const Sequence& seq)
 
 // The first value that causal replay cannot take from the trace: drawn peers, tags, completions or
 // matches (sizes may be drawn: receives then take the largest message; tags of blocking sends and
-// receives may be drawn, tag_blind), or drawn loop counts around point-to-point calls (sender and
-// receiver would iterate differently).
+// receives may be drawn, tag_blind), or loop counts around point-to-point calls that each participant
+// draws for itself (sender and receiver would iterate differently). A count drawn once for all
+// participants may be, where each iteration is closed (causal_replay_obstacle checks that).
 std::string drawn_structure(const Sequence& seq)
 {
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            if (node.loop().iterations.is_histogram() && holds_point_to_point(node.loop().body)) {
-                return "a loop count around point-to-point calls was drawn from a histogram";
+            const Loop& loop = node.loop();
+            if (loop.iterations.is_histogram() && !count_drawn_for_all(loop) && holds_point_to_point(loop.body)) {
+                return "a loop count around point-to-point calls was drawn from a histogram for each rank alone";
             }
-            if (auto why = drawn_structure(node.loop().body); !why.empty()) return why;
+            if (auto why = drawn_structure(loop.body); !why.empty()) return why;
             continue;
         }
         const Event& e = node.event();
@@ -667,14 +669,47 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         std::snprintf(signature, sizeof signature, "@%016llx", static_cast<unsigned long long>(item.call.event->signature));
         return "rank " + std::to_string(rank) + ", " + std::string(operation_name(item.call.event->op)) + " " + signature;
     };
+    // A loop whose count every participant draws alike may differ from the run in how often it
+    // iterates; causal replay goes through it only where each iteration is closed on this rank: the
+    // messages it sends this rank are received, and the requests it makes are completed, within that
+    // iteration, by nothing older (proofs/README.md, "Counts drawn for all participants").
+    struct Iteration {
+        uint64_t id = 0;    // the walk's shared_draw_iteration; 0 outside such loops
+        size_t floor = 0;   // requests pending when it began
+        std::map<Channel, int64_t> balance;
+    } iteration;
+    auto count = [&](const Channel& key, int64_t delta) {
+        balance[key] += delta;
+        if (iteration.id != 0) iteration.balance[key] += delta;
+    };
+    auto unclosed = [&]() -> std::string {
+        if (iteration.id == 0) return {};
+        const std::string what = "rank " + std::to_string(rank) + ": an iteration of a loop whose count was drawn ";
+        if (pending.size() != iteration.floor) return what + "leaves requests it made to be completed after it";
+        for (const auto& [key, surplus] : iteration.balance) {
+            if (surplus != 0) {
+                return what + (surplus > 0 ? "sends this rank messages it receives after it" : "receives messages sent after it") +
+                       " (from rank " + std::to_string(std::get<0>(key)) + ", tag " + std::to_string(std::get<2>(key)) + ")";
+            }
+        }
+        return {};
+    };
+    const std::string drawn_tag_in_iteration =
+        "rank " + std::to_string(rank) + ": a tag drawn inside a loop whose count was drawn";
     for (const Item* item; (item = stream.peek(0)) != nullptr; stream.pop()) {
+        if (item->shared_draw_iteration != iteration.id) {
+            if (auto why = unclosed(); !why.empty()) return why;
+            iteration = Iteration{item->shared_draw_iteration, pending.size(), {}};
+        }
         if (item->kind == ItemKind::incoming) {
             BlindChannel& b = blind_channel(item->call.peer, item->asked.comm);
             const Value* sent_tag = item->call.event->find(Role::tag);
-            b.drawn = b.drawn || (sent_tag != nullptr && sent_tag->is_histogram());
+            const bool tag_drawn = sent_tag != nullptr && sent_tag->is_histogram();
+            if (tag_drawn && iteration.id != 0) return drawn_tag_in_iteration;
+            b.drawn = b.drawn || tag_drawn;
             b.blocking = b.blocking && tag_blind(item->call.event->op);
             ++b.balance;
-            ++balance[channel(item->call.peer, item->asked.comm, item->call.tag)];
+            count(channel(item->call.peer, item->asked.comm, item->call.tag), 1);
             continue;
         }
         const bool receives = item->kind == ItemKind::receive || item->kind == ItemKind::sendrecv;
@@ -687,6 +722,7 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
             BlindChannel& b = blind_channel(source, item->asked.comm);
             const bool blind_receive = !item->creates_request && !sendrecv && tag_blind(item->call.event->op) &&
                                        item->asked.tag_drawn;
+            if (item->asked.tag_drawn && iteration.id != 0) return drawn_tag_in_iteration;
             b.drawn = b.drawn || item->asked.tag_drawn;
             b.blocking = b.blocking && blind_receive;
             --b.balance;
@@ -697,13 +733,16 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
                                   item->asked.any_tag && !item->asked.tag_known, item->asked.comm,
                                   channel(source, item->asked.comm, tag)};
             } else if (item->asked.source_known && item->asked.tag_known) {
-                --balance[channel(source, item->asked.comm, tag)];
+                count(channel(source, item->asked.comm, tag), -1);
             } else {
                 return where(*item) + ": what a wildcard receive matched is not in the trace";
             }
         }
         if (item->creates_request) {
-            if (pending.size() == PendingRequests<int>::kKept) pending.pop_front();
+            if (pending.size() == PendingRequests<int>::kKept) {
+                pending.pop_front();
+                if (iteration.floor > 0) --iteration.floor;
+            }
             pending.push_back(waiting);
         }
         if (item->kind != ItemKind::completion) continue;
@@ -716,6 +755,9 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         std::vector<size_t> indices;
         for (uint32_t p : positions) {
             if (p >= pending.size()) return where(*item) + ": completes a request the rank does not have";
+            if (iteration.id != 0 && pending.size() - 1 - p < iteration.floor) {
+                return where(*item) + ": completes, in an iteration of a loop whose count was drawn, a request made before it";
+            }
             indices.push_back(pending.size() - 1 - p);
         }
         std::sort(indices.begin(), indices.end());
@@ -739,10 +781,11 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
                 if (tags >= matched.size()) return where(*item) + ": what a wildcard receive matched is not in the trace";
                 channel_tag = matched[tags++];
             }
-            --balance[w.channel];
+            count(w.channel, -1);
         }
         for (auto it = indices.rbegin(); it != indices.rend(); ++it) pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*it));
     }
+    if (auto why = unclosed(); !why.empty()) return why;
     // Receives never completed are still posted, and take their messages.
     for (const auto& waiting : pending) {
         if (!waiting) continue;

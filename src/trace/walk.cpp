@@ -241,6 +241,11 @@ bool meets_across_ranks(const Sequence& seq)
 
 }  // namespace
 
+bool count_drawn_for_all(const Loop& loop)
+{
+    return loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || meets_across_ranks(loop.body));
+}
+
 WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws)
     : trace_(trace), draws_(draws), communicators_(trace.header.ranks)
 {
@@ -262,8 +267,10 @@ std::optional<EventInstance> WalkCursor::next()
             if (frame.loop != nullptr && ++frame.iteration < frame.iterations) {
                 frame.position = 0;
                 restrict_to_iteration(frame);
+                if (frame.count_shared) next_shared_iteration(0);
                 continue;
             }
+            if (frame.count_shared) next_shared_iteration(-1);
             stack_.pop_back();
             continue;
         }
@@ -277,7 +284,8 @@ std::optional<EventInstance> WalkCursor::next()
         const auto kind = operation_kind(event.op);
         if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
         if (kind == OperationKind::comm_free) to_free_ = &event;
-        return EventInstance{&event, &participants_, frame.weight};
+        return EventInstance{&event, &participants_, frame.weight,
+                             shared_count_frames_ > 0 ? shared_draw_iteration_ : 0};
     }
     return std::nullopt;
 }
@@ -294,13 +302,14 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
         frame.weight *= loop.iterations.histogram().mean();
     } else if (loop.iterations.is_exact()) {
         frame.iterations = loop.iterations.exact();
-    } else if (loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || needs_one_count(loop))) {
+    } else if (count_shared(loop)) {
         // One count for all participants, each of which recorded one.
         uint64_t takes = 0;
         for (Rank r : participants_of(loop)) {
             takes += static_cast<size_t>(r) < frame.active.size() && frame.active[static_cast<size_t>(r)] ? 1 : 0;
         }
         frame.iterations = draws_->draw(loop.iterations.histogram(), draw_site(loop), takes);
+        frame.count_shared = true;
     } else {
         frame.counts.assign(frame.active.size(), 0);
         if (loop.iterations.is_histogram()) {
@@ -324,7 +333,16 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
         frame.loop_active = frame.active;
         restrict_to_iteration(frame);
     }
-    if (frame.iterations > 0) stack_.push_back(std::move(frame));
+    if (frame.iterations <= 0) return;
+    if (frame.count_shared) next_shared_iteration(1);
+    stack_.push_back(std::move(frame));
+}
+
+// `frames`: +1 entering a loop whose count was drawn for all, -1 leaving one, 0 for its next iteration.
+void WalkCursor::next_shared_iteration(int frames)
+{
+    shared_count_frames_ += frames;
+    ++shared_draw_iteration_;
 }
 
 // With per-rank counts, an iteration has the ranks that are still within their own count.
@@ -347,10 +365,11 @@ const std::vector<Rank>& WalkCursor::participants_of(const Loop& loop)
     return slot->second;
 }
 
-bool WalkCursor::needs_one_count(const Loop& loop)
+bool WalkCursor::count_shared(const Loop& loop)
 {
-    auto [slot, inserted] = loop_needs_one_count_.try_emplace(&loop, false);
-    if (inserted) slot->second = meets_across_ranks(loop.body);
+    if (!loop.iterations.is_histogram()) return false;
+    auto [slot, inserted] = loop_count_shared_.try_emplace(&loop, false);
+    if (inserted) slot->second = count_drawn_for_all(loop);
     return slot->second;
 }
 

@@ -70,6 +70,11 @@ private:
 uint64_t draw_site(const Event& event, Role role);
 uint64_t draw_site(const Loop& loop);
 
+// Whether replay draws a loop's count once per instance for all its participants: where its count is
+// a histogram alike on every rank, or where its body holds collectives or communicator changes (whose
+// instances must meet); otherwise each participant draws its own.
+bool count_drawn_for_all(const Loop& loop);
+
 // One event instance as the walk meets it: the event, its participants that are active there
 // (ascending world ranks), and how many calls the visit stands for (1, except inside a loop whose
 // count is a histogram when the walk does not draw: its body is visited once, standing for the
@@ -78,6 +83,10 @@ struct EventInstance {
     const Event* event = nullptr;
     const std::vector<Rank>* participants = nullptr;
     double weight = 1;
+    // 0 outside every loop whose count was drawn for all participants (count_drawn_for_all); inside,
+    // a number of its own for each iteration of the innermost such loop (and for the rest of an outer
+    // one's iteration after an inner one ends): causal replay checks that each iteration is closed.
+    uint64_t shared_draw_iteration = 0;
 };
 
 // The walk as a cursor: each next() gives the following instance, so a reader can stop, keep what it
@@ -108,19 +117,23 @@ private:
         int64_t iterations = 1;
         std::vector<int64_t> counts;       // per-rank counts; empty when every active rank runs `iterations`
         std::vector<char> loop_active;     // with per-rank counts: who took part when the loop started
+        bool count_shared = false;         // its count was drawn once for all participants
     };
 
     void enter(const Loop& loop, const Frame& outer);
     void restrict_to_iteration(Frame& frame);
     const std::vector<Rank>& participants_of(const Loop& loop);
-    bool needs_one_count(const Loop& loop);
+    bool count_shared(const Loop& loop);
+    void next_shared_iteration(int frames);
     void collect(const Event& event, const std::vector<char>& active);
 
     const Trace& trace_;
     HistogramSampler* draws_;
     std::vector<Frame> stack_;
     std::map<const Loop*, std::vector<Rank>> loop_participants_;
-    std::map<const Loop*, bool> loop_needs_one_count_;
+    std::map<const Loop*, bool> loop_count_shared_;
+    int shared_count_frames_ = 0;        // frames on the stack whose count was drawn for all participants
+    uint64_t shared_draw_iteration_ = 0; // see EventInstance
     CommunicatorTable communicators_;
     std::vector<Rank> participants_;
     const Event* to_free_ = nullptr;  // a comm_free met last: its communicator goes at the next step

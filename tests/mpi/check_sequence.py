@@ -3,6 +3,7 @@
 
     check_sequence.py --h-dump PATH --trace TRACE --log-dir DIR --ranks N [--label TEXT] [--report REPORT.json]
     check_sequence.py --sequence DUMP.txt --log-dir DIR --ranks N      (a saved `h-dump --sequence` output)
+    ... --steps-in-any-order
 
 check_calls.py compares totals per rank and function; this script compares order. Each rank's calls,
 from `h-dump --sequence TRACE` and from the program's log (DIR/rank.<r>, see programs/call_log.h),
@@ -40,6 +41,12 @@ completion calls that completed nothing (a polling loop's count depends on timin
 creation and free. For the trace of a replay, --report (h-replay's --report-json) also leaves out the
 functions replay says it could not replay (check_replay.py checks that they are only those it
 cannot: neighbour collectives). Byte counts are what the log and the trace count: send side, receive capacity.
+
+With --steps-in-any-order, for the replay of a trace whose loop counts were drawn once per instance
+for all participants (causal replay below precision 100), each rank's list is cut into steps, each
+step its calls up to and including a collective: the collectives must be the program's, in order,
+and the steps the program's steps, as many of each, in any order (the draws hand out the recorded
+counts in another order).
 
 A trace whose completion calls carry no `completes=` cannot be compared on completions: the other
 calls are then compared without them, and the check says so and does not pass.
@@ -313,6 +320,35 @@ def compare(logged, traced, ranks, wildcard_matches):
     return differences
 
 
+def step_differences(logged, traced, ranks):
+    """For each rank whose steps (its calls up to and including a collective) are not the program's
+    ones in some order, or whose collectives are not the program's in order, a line saying so."""
+    def steps(reduced):
+        cut, current = [], []
+        for call in reduced.calls:
+            current.append(call)
+            if call[0] in COLLECTIVE_FUNCTIONS:
+                cut.append(tuple(current))
+                current = []
+        if current:
+            cut.append(tuple(current))
+        return cut
+
+    differences = []
+    for rank in range(ranks):
+        mine, theirs = steps(logged.get(rank, Reduced())), steps(traced.get(rank, Reduced()))
+        if [step[-1] for step in mine] != [step[-1] for step in theirs]:
+            differences.append(f"rank {rank}: the collectives ending its {len(mine)} steps are not the program's, in "
+                               f"order ({len(theirs)} steps in the trace)")
+            continue
+        missing = collections.Counter(mine) - collections.Counter(theirs)
+        if missing:
+            step = next(iter(missing))
+            differences.append(f"rank {rank}: {len(missing)} kinds of the program's steps are not in the trace as often; "
+                               f"one of {len(step)} calls ending in {step[-1]}: {step[:3]}...")
+    return differences
+
+
 def position_differences(log_dir, ranks, sequence):
     """Where the program logged which of its pending requests a completion call completed (positions=),
     the trace's completion call that completed something at the same place among the rank's ones must
@@ -351,6 +387,8 @@ def main():
     parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
     parser.add_argument("--label", default="trace", help="what the trace is, in the messages (default: trace)")
     parser.add_argument("--report", help="h-replay's --report-json of the replay this trace is of")
+    parser.add_argument("--steps-in-any-order", action="store_true",
+                        help="the steps between collectives may come in another order (see above)")
     args = parser.parse_args()
     if args.sequence is None and (args.h_dump is None or args.trace is None):
         parser.error("give --h-dump and --trace, or --sequence")
@@ -384,8 +422,11 @@ def main():
         logged = {rank: reduced.without_completions() for rank, reduced in logged.items()}
         traced = {rank: reduced.without_completions() for rank, reduced in traced.items()}
 
-    differences = compare(logged, traced, args.ranks, wildcard_receive_matches(args.log_dir, args.ranks))
-    differences += position_differences(args.log_dir, args.ranks, sequence)
+    if args.steps_in_any_order:
+        differences = step_differences(logged, traced, args.ranks)
+    else:
+        differences = compare(logged, traced, args.ranks, wildcard_receive_matches(args.log_dir, args.ranks))
+        differences += position_differences(args.log_dir, args.ranks, sequence)
     if differences:
         check_calls.print_differences(f"{name}: the calls of {check_calls.plural(len(differences), 'rank')} differ "
                                       f"from the program logs, in order:", differences, MAX_RANKS_SHOWN)
@@ -394,7 +435,8 @@ def main():
     if missing_completes:
         print(f"{name}: cannot compare: trace has no completes= field; the other {calls} calls agree")
         return 2
-    print(f"{name}: {args.ranks} ranks, {calls} sends, receives, completions and collectives: in the program's order")
+    order = "in the program's steps, in some order" if args.steps_in_any_order else "in the program's order"
+    print(f"{name}: {args.ranks} ranks, {calls} sends, receives, completions and collectives: {order}")
     return 0
 
 

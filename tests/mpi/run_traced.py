@@ -2,7 +2,7 @@
 """One MPI end-to-end test case: run a program without and with the tracer, and check the trace.
 
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
-                  [--h-replay PATH] [--mpirun PATH] [--timeout SECONDS] [--keep]
+                  [--h-replay PATH [--replay-mode causal|paired]] [--mpirun PATH] [--timeout SECONDS] [--keep]
                   [--check-precision PROGRAM | --no-precision-model] [--check-rank-values]
                   [--check-folding] [--check-compute] -- PROGRAM ARGS...
 
@@ -29,7 +29,9 @@
    check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
    says; below, it must send as many messages as the program and nearly as many bytes. At precision
    100 it then runs check_sequence.py on the trace of the replay: replay must make the program's
-   calls, in the program's order, receives and completions included.
+   calls, in the program's order, receives and completions included. With --replay-mode, h-replay
+   must have chosen that mode; causal below precision 100, the replay's steps between collectives
+   must be the program's in some order (check_sequence.py --steps-in-any-order).
 
 Steps 4-6 all run even when one fails, and the verdict names each check that failed. Every mpirun
 has a time limit; running into it is a failure. Exit status 0 passes, 1 fails, 77 skips
@@ -84,6 +86,9 @@ def parse_arguments(argv):
     parser.add_argument("--linked", action="store_true", help="PROGRAM is linked with -lhtrace: no launcher")
     parser.add_argument("--reference", help="the untraced twin of a --linked PROGRAM, for the untraced run")
     parser.add_argument("--h-replay", help="also replay the trace with this h-replay and check the replay")
+    parser.add_argument("--replay-mode", choices=["causal", "paired"],
+                        help="the mode h-replay must choose; causal below precision 100 also checks the replay's "
+                             "steps between collectives against the program's (check_sequence.py --steps-in-any-order)")
     parser.add_argument("--mpirun", help="mpirun to use (default: mpirun or mpiexec from PATH)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each mpirun may take (default 120)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
@@ -315,11 +320,19 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed, written):
     run_check(failed, "replay: the replay does not re-enact the program's communication",
               [here / "check_replay.py", "--h-dump", h_dump, "--original", trace, "--replayed", replayed, "--report",
                report, "--precision", args.precision, "--log-dir", log_dir, "--ranks", args.np])
+    if args.replay_mode:
+        mode = json.loads(report.read_text()).get("mode")
+        if mode != args.replay_mode:
+            failed.append(f"replay: h-replay chose {mode} replay, not {args.replay_mode}")
     if args.precision == 100:
         run_check(failed, "sequence of the replayed trace: the replay does not make the program's calls in the "
                           "program's order",
                   [here / "check_sequence.py", "--h-dump", h_dump, "--trace", replayed, "--log-dir", log_dir,
                    "--ranks", args.np, "--label", "replayed trace", "--report", report])
+    elif args.replay_mode == "causal":
+        run_check(failed, "steps of the replayed trace: the replay does not make the program's steps",
+                  [here / "check_sequence.py", "--h-dump", h_dump, "--trace", replayed, "--log-dir", log_dir,
+                   "--ranks", args.np, "--label", "replayed trace", "--report", report, "--steps-in-any-order"])
 
 
 def run_in_scratch(prefix, keep, case):

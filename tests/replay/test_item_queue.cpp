@@ -41,6 +41,7 @@ TEST_CASE("a reset item is blank in every field, its lists keeping their capacit
     static_assert(sizeof(ScheduledCall) == 392, "a field was added: reset it and set it below");
     static_assert(sizeof(Completion) == 112, "a field was added: reset it and set it below");
     static_assert(sizeof(Asked) == 32, "a field was added: set it below");
+    static_assert(sizeof(Item) == 560, "a field was added: reset it and set it below");
     Item item;
     item.kind = ItemKind::completion;
     item.creates_request = true;
@@ -69,6 +70,7 @@ TEST_CASE("a reset item is blank in every field, its lists keeping their capacit
     done.frees = done.recorded = true;
     done.completed_something = false;
     done.completed_set = done.cancelled_set = done.matched_peers = done.matched_tags = {8, 9};
+    item.shared_draw_iteration = 10;
 
     item.reset();
     CHECK(item == Item{});

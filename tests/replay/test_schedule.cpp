@@ -337,6 +337,93 @@ TEST_CASE("causal replay is refused where values were drawn or a message has no 
     CHECK(causal_replay_obstacle(unreceived, 1, 1).find("rank 1 has 1 messages from rank 0") != std::string::npos);
 }
 
+namespace {
+
+Value alike(Value histogram)
+{
+    histogram.set_alike_on_every_rank(true);
+    return histogram;
+}
+
+// Two ranks exchange with each other (MPI_Irecv, MPI_Send, MPI_Wait) as often as a drawn count says,
+// then meet in an MPI_Allreduce, three times: a convergence loop. `alike_count`: whether both ranks
+// recorded the same counts, so that replay draws one count for both.
+Trace exchange_until_converged(bool alike_count)
+{
+    Trace t;
+    t.header.ranks = 2;
+    const RankList both = all(2);
+    const Node irecv{event(Op::Irecv, both, {param(Role::peer, 1), param(Role::tag, 7), param(Role::recv_bytes, 32),
+                                             param(Role::comm, 0)})};
+    const Node send{event(Op::Send, both, {param(Role::peer, 1), param(Role::tag, 7), param(Role::bytes, 32),
+                                           param(Role::comm, 0)})};
+    const Node wait{event(Op::Wait, both, {param(Role::requests, 1), param(Role::completed_set, completed({0}))})};
+    const Node allreduce{event(Op::Allreduce, both, {param(Role::bytes, 8), param(Role::comm, 0)})};
+    Value counts = histogram_value({{38, 2}, {40, 2}, {42, 2}});
+    if (alike_count) counts = alike(counts);
+    t.body = {Node{Loop{Value(int64_t{3}), {Node{Loop{counts, {irecv, send, wait}}}, allreduce}}}};
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("causal replay goes through a loop whose count every participant draws alike, iteration by iteration")
+{
+    const Trace t = exchange_until_converged(true);
+    std::vector<std::vector<int>> exchanges(2);  // per rank, per Allreduce: the receives before it
+    for (Rank r = 0; r < 2; ++r) {
+        CAPTURE(r);
+        CHECK(causal_replay_obstacle(t, 1, r).empty());
+        int received = 0;
+        for (const auto& c : causal_schedule_of(t, r)) {
+            if (c.kind == CallKind::receive) {
+                CHECK(c.peer == 1 - r);
+                ++received;
+            } else if (c.kind == CallKind::collective) {
+                exchanges[static_cast<size_t>(r)].push_back(received);
+                received = 0;
+            }
+        }
+    }
+    // Each instance iterates as one recorded count on both ranks, so each receive has the other's send.
+    CHECK(exchanges[0] == exchanges[1]);
+    REQUIRE(exchanges[0].size() == 3);
+    for (int n : exchanges[0]) CHECK((n == 38 || n == 40 || n == 42));
+
+    // Where each rank draws its own count, they would iterate differently: paired.
+    const Trace apart = exchange_until_converged(false);
+    CHECK(causal_replay_obstacle(apart, 1, 0).find("for each rank alone") != std::string::npos);
+}
+
+TEST_CASE("causal replay is refused where an iteration of a loop whose count was drawn for all is not closed")
+{
+    // Rank 0 sends to rank 1 as often as a drawn count says, twice; rank 1 receives the 5 messages in
+    // a loop of its own afterwards. The totals pair up (the draws take the recorded 2 and 3), but a
+    // first instance drawn as 3 would wait, under rendezvous, for a receive rank 1 makes only after
+    // it has sent something back; the iteration is not closed, so causal replay must not go there.
+    Trace t;
+    t.header.ranks = 2;
+    const Node send{event(Op::Send, RankList(0), {param(Role::peer, 1), param(Role::tag, 1), param(Role::bytes, 8),
+                                                  param(Role::comm, 0)})};
+    const Node recv{event(Op::Recv, RankList(1), {param(Role::peer, 1), param(Role::tag, 1),
+                                                  param(Role::recv_bytes, 8), param(Role::comm, 0)})};
+    t.body = {Node{Loop{Value(int64_t{2}), {Node{Loop{alike(histogram_value({{2, 1}, {3, 1}})), {send}}}}}},
+              Node{Loop{Value(int64_t{5}), {recv}}}};
+    CHECK(causal_replay_obstacle(t, 1, 0).empty());
+    CHECK(causal_replay_obstacle(t, 1, 1).find("sends this rank messages it receives after it") != std::string::npos);
+
+    // Requests made in an iteration and completed after the loop: not closed either.
+    Trace late;
+    late.header.ranks = 2;
+    const Node irecv{event(Op::Irecv, all(2), {param(Role::peer, 1), param(Role::tag, 1), param(Role::recv_bytes, 8),
+                                               param(Role::comm, 0)})};
+    const Node isend{event(Op::Isend, all(2), {param(Role::peer, 1), param(Role::tag, 1), param(Role::bytes, 8),
+                                               param(Role::comm, 0)})};
+    const Node waitall{event(Op::Waitall, all(2), {param(Role::requests, 4), param(Role::completed_set, completed({0, 1, 2, 3}))})};
+    late.body = {Node{Loop{alike(histogram_value({{2, 2}})), {irecv, isend}}}, waitall};
+    CHECK(causal_replay_obstacle(late, 1, 0).find("leaves requests it made to be completed after it") != std::string::npos);
+}
+
 TEST_CASE("paired replay gives a receive the message sent before its completion, and no later one")
 {
     // Rank 0: MPI_Irecv, then MPI_Wait; rank 1 sends to it between them in one trace, after them in
