@@ -544,6 +544,7 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     // The v-collectives' per-member sizes are derived for one group.
     const bool vector_across = remote != nullptr && is_vector_collective(e.op);
     if (!all_take_part || is_neighbor_collective(e.op) || vector_across) {
+        if (!all_take_part) ++collectives_left_apart_;
         not_replayed(e, creates_request(e.op));
         return;
     }

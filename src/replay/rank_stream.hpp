@@ -126,6 +126,9 @@ public:
     int64_t largest_message() const { return largest_message_; }  // bytes, histogram maxima included
     bool message_sizes_drawn() const { return message_sizes_drawn_; }
     bool has_cancellations() const { return has_cancellations_; }  // any completion cancelled a request
+    // Collective instances of this rank the merge left apart (some member of the communicator does
+    // not take part): not replayed, so the run's collectives are not all there.
+    uint64_t collectives_left_apart() const { return collectives_left_apart_; }
 
     // A cancelled send's message is withdrawn where the sender's completion says so: the items from
     // its send on are kept until then, up to this many beyond the one asked for.
@@ -176,6 +179,7 @@ private:
     bool message_sizes_drawn_ = false;
     bool has_cancellations_ = false;
     bool has_cancelled_sends_ = false;
+    uint64_t collectives_left_apart_ = 0;
     std::map<int64_t, CommView> windows_;  // this rank's windows: its communicator, as at the creation
     int64_t largest_target_ = 0;           // bytes: what a replayed dynamic window attaches
 };

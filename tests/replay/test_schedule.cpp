@@ -335,6 +335,15 @@ TEST_CASE("causal replay is refused where values were drawn or a message has no 
                                                           param(Role::bytes, 8), param(Role::comm, 0)})}};
     CHECK(causal_replay_obstacle(unreceived, 1, 0).empty());
     CHECK(causal_replay_obstacle(unreceived, 1, 1).find("rank 1 has 1 messages from rank 0") != std::string::npos);
+
+    // A collective the merge left apart is not replayed, so the run's collectives are not all there.
+    Trace apart;
+    apart.header.ranks = 2;
+    apart.body = {Node{event(Op::Barrier, RankList(0), {param(Role::comm, 0)})},
+                  Node{event(Op::Barrier, all(2), {param(Role::comm, 0)})}};
+    CHECK(causal_replay_obstacle(apart, 1, 0).find("1 collective calls the merge left apart") != std::string::npos);
+    apart.body.erase(apart.body.begin());
+    CHECK(causal_replay_obstacle(apart, 1, 0).empty());
 }
 
 namespace {
