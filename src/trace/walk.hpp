@@ -93,10 +93,10 @@ struct EventInstance {
 // needs and go on later (replay looks ahead this way). Loops are iterated where they stand.
 //
 // Without a sampler, a loop whose count is a histogram is visited once (see EventInstance::weight).
-// With one (replay), its count is drawn when an instance of it starts: a loop that holds collectives
-// (or communicator changes) runs one count for all its participants, as their instances must meet;
-// any other draws one count per participant, in rank order, so that ranks iterate as differently as
-// they did when traced.
+// With one (replay), its count is drawn when an instance of it starts: one count for all its
+// participants where count_drawn_for_all says so (a count alike on every rank, or a body with
+// collectives or communicator changes, whose instances must meet); otherwise one count per
+// participant, in rank order, so that ranks iterate as differently as they did when traced.
 class WalkCursor {
 public:
     WalkCursor(const Trace& trace, HistogramSampler* draws);
