@@ -49,7 +49,8 @@ void merge_into(Value& into, const Value& from, uint64_t into_weight, uint64_t f
 {
     if (into == from && !into.is_histogram()) return;
     if (into.is_histogram() && from.is_exact()) {
-        into.histogram().add(from.exact(), rank, std::max<uint64_t>(from_weight, 1));  // in place: loops do this a lot
+        // In place: loops do this a lot.
+        into.histogram().add(histogram_value(from.exact(), role), rank, std::max<uint64_t>(from_weight, 1));
         return;
     }
     into = merge_values({into, into_weight, rank}, {from, from_weight, rank}, role, rule);

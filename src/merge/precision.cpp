@@ -1,5 +1,7 @@
 #include "merge/precision.hpp"
 
+#include "trace/completion_set.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -32,10 +34,10 @@ bool ranges_may_merge(const Value& a, const Value& b, int precision)
     return high - low <= (100 - precision) / 100.0L * largest;
 }
 
-void add_to(Histogram& h, const Value& v, uint64_t weight, Rank rank)
+void add_to(Histogram& h, const Value& v, Role role, uint64_t weight, Rank rank)
 {
     if (v.is_exact()) {
-        h.add(v.exact(), rank, std::max<uint64_t>(weight, 1));
+        h.add(histogram_value(v.exact(), role), rank, std::max<uint64_t>(weight, 1));
     } else if (v.is_histogram()) {
         h.merge(v.histogram());
     } else {
@@ -43,12 +45,18 @@ void add_to(Histogram& h, const Value& v, uint64_t weight, Rank rank)
         const uint64_t per_rank = std::max<uint64_t>(weight, 1);
         for (const auto& entry : v.per_rank()) {
             const auto ranks = static_cast<uint64_t>(std::max<int64_t>(entry.ranks.size(), 1));
-            h.add(entry.value, entry.ranks.empty() ? rank : entry.ranks.runs().front().start, per_rank * ranks);
+            const Rank first = entry.ranks.empty() ? rank : entry.ranks.runs().front().start;
+            h.add(histogram_value(entry.value, role), first, per_rank * ranks);
         }
     }
 }
 
 }  // namespace
+
+int64_t histogram_value(int64_t value, Role role)
+{
+    return role == Role::completed_set ? completed_set_as_oldest(value) : value;
+}
 
 bool may_merge(const Value& a, const Value& b, Role role, const MergeRule& rule)
 {
@@ -68,8 +76,8 @@ Value merge_values(Weighted a, Weighted b, Role role, const MergeRule& rule)
     Histogram merged(a.value.is_histogram() ? a.value.histogram().config() : rule.histogram);
     // Endpoints keep every value seen, so that replay never invents a peer (starts empty: exact).
     if (role_is_peer(role)) merged.keep_seen_values();
-    add_to(merged, a.value, a.weight, a.rank);
-    add_to(merged, b.value, b.weight, b.rank);
+    add_to(merged, a.value, role, a.weight, a.rank);
+    add_to(merged, b.value, role, b.weight, b.rank);
     return Value(std::move(merged), a.value.alike_on_every_rank() && b.value.alike_on_every_rank());
 }
 
@@ -77,7 +85,7 @@ Value as_histogram(Weighted v, Role role, const MergeRule& rule)
 {
     Histogram histogram(rule.histogram);
     if (role_is_peer(role)) histogram.keep_seen_values();
-    add_to(histogram, v.value, v.weight, v.rank);
+    add_to(histogram, v.value, role, v.weight, v.rank);
     return Value(std::move(histogram), v.value.alike_on_every_rank());
 }
 

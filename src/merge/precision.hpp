@@ -34,6 +34,12 @@ struct Weighted {
     Rank rank;
 };
 
+// What an exact value of `role` adds to a histogram: itself, but for completed sets. Encoded sets
+// that differ are not near each other in any useful sense (a draw between two bitmasks names
+// requests no call completed), so a histogram of them keeps how many requests each call completed,
+// as "the k oldest" (trace/completion_set.hpp).
+int64_t histogram_value(int64_t value, Role role);
+
 // `a` and `b` as one value: `a` itself when equal, else a histogram of both (which must be allowed
 // by may_merge). Endpoints keep the exact set of values seen. The histogram is alike on every rank
 // where both are (Value): right for iterations of the same ranks; a merge across ranks must also

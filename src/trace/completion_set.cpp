@@ -122,6 +122,15 @@ int64_t completed_set_value_before_12(int64_t value)
     return ((chunk + 1) << kChunkPositions) | bits;
 }
 
+int64_t completed_set_as_oldest(int64_t value)
+{
+    if (value == 0 || value == kUnknownCompletedSet) return value;
+    if (value > 0 && value < kFirstChunkValue) return -1;
+    if (value > 0) return -std::popcount(static_cast<uint64_t>(value & kChunkMask));
+    const int64_t packed = -value;
+    return -(packed & kMaxCount);  // the oldest k, or a run's count
+}
+
 bool completed_set_names(std::span<const int64_t> values, uint32_t position)
 {
     const auto positions = decode_completed_set(values, 1u << 20);

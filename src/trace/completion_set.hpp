@@ -58,6 +58,10 @@ bool decode_completed_set(std::span<const int64_t> values, uint32_t pending, std
 // A value as trace formats before 12 wrote it (a single position was a chunk of one bit, chunks
 // counted from 0), in today's form.
 int64_t completed_set_value_before_12(int64_t value);
+// How many requests `value` names, as the value that names that many of the oldest: 0 and
+// kUnknownCompletedSet as they are. A completion merged across calls that completed different
+// requests keeps this (merge/precision.cpp).
+int64_t completed_set_as_oldest(int64_t value);
 // Whether the values of a set encoded without the pending count name `position`.
 bool completed_set_names(std::span<const int64_t> values, uint32_t position);
 

@@ -1,6 +1,7 @@
 #include "merge/loop_folding.hpp"
 #include "merge/precision.hpp"
 #include "merge/rank_merge.hpp"
+#include "trace/completion_set.hpp"
 #include "trace/trace_file.hpp"
 
 #include "support/merge_tree.hpp"
@@ -8,6 +9,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -331,4 +333,42 @@ TEST_CASE("ranks whose values vary alike from iteration to iteration merge into 
         REQUIRE(sizes->is_histogram());
         CHECK_FALSE(sizes->alike_on_every_rank());
     }
+}
+
+TEST_CASE("completed sets that differ merge into how many requests each call completed, the oldest pending")
+{
+    // A Waitsome loop whose calls completed positions {0, 1}, {2}, {0, 1, 2} and again {2}: their
+    // encoded values are not near each other, so the histogram keeps only the counts.
+    const std::vector<std::vector<uint32_t>> sets{{0, 1}, {2}, {0, 1, 2}, {2}};
+    LoopFolder folder(at(0), 0);
+    for (int step = 0; step < 3; ++step) {
+        for (const auto& set : sets) {
+            Event waitsome = call('w');
+            waitsome.op = Op::Waitsome;
+            waitsome.params = {{Role::completed_set, Value(encode_completed_set(set).front())}};
+            folder.append(std::move(waitsome));
+        }
+        folder.append(call('c'));  // what differs between steps, so that iterations merge under the rule
+    }
+    const Sequence folded = folder.finish();
+    std::map<int64_t, uint64_t> merged;
+    const std::function<void(const Sequence&)> visit = [&](const Sequence& seq) {
+        for (const auto& node : seq) {
+            if (node.is_loop()) {
+                visit(node.loop().body);
+            } else if (node.event().op == Op::Waitsome) {
+                const Value& set = node.event().params.front().value;
+                for (const auto& [value, count] : histogram_counts(set)) merged[value] += count;
+            }
+        }
+    };
+    visit(folded);
+    CHECK(merged == std::map<int64_t, uint64_t>{{-3, 3}, {-2, 3}, {-1, 6}});
+    // Within one event merged with another directly as well.
+    const Value a(encode_completed_set(std::vector<uint32_t>{4}).front());
+    const Value b(encode_completed_set(std::vector<uint32_t>{1, 5}).front());
+    CHECK(histogram_counts(merge_values({a, 1, 0}, {b, 1, 0}, Role::completed_set, at(0))) ==
+          std::map<int64_t, uint64_t>{{-2, 1}, {-1, 1}});
+    // Equal sets stay exact: lossless traces keep which requests completed.
+    CHECK(merge_values({a, 1, 0}, {a, 1, 0}, Role::completed_set, at(0)) == a);
 }

@@ -66,6 +66,27 @@ TEST_CASE("any value decodes to at most the limit of positions")
     CHECK(decode_completed_set(std::vector<int64_t>{0x3fffffffffffffff}, 3)->size() == 3);
 }
 
+TEST_CASE("as the oldest, a set's value names as many requests, the oldest pending")
+{
+    Positions run;
+    for (uint32_t p = 60; p < 160; p += 4) run.push_back(p);
+    const std::vector<Positions> sets = {{0}, {41}, {1, 3, 5}, {0, 55}, run};
+    constexpr uint32_t pending = 200;
+    for (const auto& set : sets) {
+        CAPTURE(set);
+        const auto values = encode_completed_set(set);
+        REQUIRE(values.size() == 1);
+        const std::vector<int64_t> as_oldest{completed_set_as_oldest(values.front())};
+        const auto oldest = decode_completed_set(as_oldest, pending);
+        REQUIRE(oldest.has_value());
+        CHECK(oldest->size() == set.size());
+        CHECK(oldest->front() == pending - set.size());
+        CHECK(oldest->back() == pending - 1);
+    }
+    // The oldest k stay as they are; nothing and an unknown set too.
+    for (int64_t kept : {int64_t{-7}, int64_t{0}, kUnknownCompletedSet}) CHECK(completed_set_as_oldest(kept) == kept);
+}
+
 TEST_CASE("a draw between the values of single positions names one position")
 {
     // A Waitany's completions at positions 3 and 9 merged into a histogram: whatever value a draw
