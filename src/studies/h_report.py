@@ -246,6 +246,8 @@ class Structure:
                 count = node["loop"]
                 label = (self.value_html(node, "iterations", count) if isinstance(count, dict)
                          else html.escape(number(count)))
+                if node.get("last_leaves_out"):
+                    label += f", the last leaves out {node['last_leaves_out']}"
                 inner = self.render(node["body"])
                 items.append(f'<li class="loop"><details open=""><summary>loop ×{label}</summary>{inner}'
                              f'</details></li>')

@@ -136,6 +136,9 @@ using Sequence = std::vector<Node>;
 struct Loop {
     Value iterations;
     Sequence body;
+    // How many nodes at the end of the body each participant's last iteration leaves out: a run of
+    // steps with something between them, E (X E)^n, is n + 1 iterations of E X, the last without X.
+    uint32_t last_leaves_out = 0;
     bool operator==(const Loop&) const = default;
 };
 

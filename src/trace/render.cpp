@@ -99,7 +99,9 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, co
     const std::string indent(static_cast<size_t>(depth) * 2, ' ');
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            out << indent << "loop " << render_value(node.loop().iterations, Role::requests) << " {\n";
+            out << indent << "loop " << render_value(node.loop().iterations, Role::requests);
+            if (node.loop().last_leaves_out > 0) out << " (the last leaves out " << node.loop().last_leaves_out << ")";
+            out << " {\n";
             render_sequence(out, node.loop().body, depth + 1, file_names);
             out << indent << "}\n";
             continue;
@@ -169,7 +171,9 @@ void json_sequence(std::ostringstream& out, const Sequence& seq)
         if (i) out << ", ";
         const Node& node = seq[i];
         if (node.is_loop()) {
-            out << "{\"loop\": " << json_value(node.loop().iterations, Role::requests) << ", \"body\": ";
+            out << "{\"loop\": " << json_value(node.loop().iterations, Role::requests);
+            if (node.loop().last_leaves_out > 0) out << ", \"last_leaves_out\": " << node.loop().last_leaves_out;
+            out << ", \"body\": ";
             json_sequence(out, node.loop().body);
             out << '}';
             continue;

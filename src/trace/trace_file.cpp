@@ -41,7 +41,9 @@ std::vector<uint8_t> compressed(const std::vector<uint8_t>& payload)
     return out;
 }
 
-enum class NodeTag : uint8_t { event = 0, loop = 1 };
+// A loop whose last iteration leaves out the end of its body (Loop::last_leaves_out, format 14)
+// says how many nodes after its count; other loops cost what they did before.
+enum class NodeTag : uint8_t { event = 0, loop = 1, loop_leaving_out = 2 };
 
 // Compute times: trace files store them to the nanosecond (variable-length integers, a few bytes
 // instead of 32); the merge's messages between ranks keep them exact, since they are still being
@@ -423,9 +425,11 @@ public:
             if (node.is_event()) {
                 event(node.event());
             } else {
-                out_.byte(static_cast<uint8_t>(NodeTag::loop));
-                value(node.loop().iterations);
-                sequence(node.loop().body);
+                const Loop& loop = node.loop();
+                out_.byte(static_cast<uint8_t>(loop.last_leaves_out > 0 ? NodeTag::loop_leaving_out : NodeTag::loop));
+                value(loop.iterations);
+                if (loop.last_leaves_out > 0) out_.unsigned_int(loop.last_leaves_out);
+                sequence(loop.body);
             }
         }
     }
@@ -809,10 +813,15 @@ public:
             const auto tag = static_cast<NodeTag>(in_.byte());
             if (tag == NodeTag::event) {
                 seq.push_back(Node{event()});
-            } else if (tag == NodeTag::loop) {
+            } else if (tag == NodeTag::loop || (tag == NodeTag::loop_leaving_out && version_ >= 14)) {
                 Loop loop;
                 loop.iterations = value();
+                if (tag == NodeTag::loop_leaving_out) loop.last_leaves_out = static_cast<uint32_t>(in_.count());
                 loop.body = sequence(depth + 1);
+                if (loop.last_leaves_out > loop.body.size()) {
+                    in_.fail("corrupt: a loop leaves out more nodes than its body has, at byte " +
+                             std::to_string(in_.position()));
+                }
                 seq.push_back(Node{std::move(loop)});
             } else {
                 in_.fail("corrupt: unknown node kind " + std::to_string(int(tag)) + " at byte " +

@@ -22,8 +22,9 @@ namespace htrace {
 // their config from the header, bins as gaps and counts, seen values as bitmaps of wide bins; 11:
 // everything after the version compressed with zstd where that is smaller; 12: a single completed
 // position is a small value of its own (trace/completion_set.hpp), older sets are converted when
-// read; 13: histograms say whether they are alike on every rank (Value) (6 to 12 still read).
-inline constexpr uint32_t kTraceFormatVersion = 13;
+// read; 13: histograms say whether they are alike on every rank (Value); 14: loops whose last
+// iteration leaves out the end of the body (Loop) (6 to 13 still read).
+inline constexpr uint32_t kTraceFormatVersion = 14;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

@@ -241,6 +241,13 @@ bool meets_across_ranks(const Sequence& seq)
 
 }  // namespace
 
+double iterations_but_last(const Histogram& counts)
+{
+    double full = 0;
+    for (const auto& bin : counts.bins()) full += static_cast<double>(bin.count) * std::max(bin.mean() - 1, 0.0);
+    return counts.count() > 0 ? full / static_cast<double>(counts.count()) : 0;
+}
+
 bool count_drawn_for_all(const Loop& loop)
 {
     return loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || meets_across_ranks(loop.body));
@@ -266,6 +273,7 @@ std::optional<EventInstance> WalkCursor::next()
         if (frame.position == frame.sequence->size()) {
             if (frame.loop != nullptr && ++frame.iteration < frame.iterations) {
                 frame.position = 0;
+                frame.past_cut = false;
                 restrict_to_iteration(frame);
                 if (frame.count_shared) next_shared_iteration(0);
                 continue;
@@ -273,6 +281,14 @@ std::optional<EventInstance> WalkCursor::next()
             if (frame.count_shared) next_shared_iteration(-1);
             stack_.pop_back();
             continue;
+        }
+        if (frame.loop != nullptr && frame.loop->last_leaves_out > 0 && !frame.past_cut &&
+            frame.position == frame.sequence->size() - frame.loop->last_leaves_out) {
+            frame.past_cut = true;
+            if (leave_out_rest(frame)) {
+                frame.position = frame.sequence->size();
+                continue;
+            }
         }
         const Node& node = (*frame.sequence)[frame.position++];
         if (node.is_loop()) {
@@ -343,6 +359,27 @@ void WalkCursor::next_shared_iteration(int frames)
 {
     shared_count_frames_ += frames;
     ++shared_draw_iteration_;
+}
+
+// At the point where a loop's last iteration stops (Loop::last_leaves_out): whether the rest of this
+// pass is left out, for every rank in it. With per-rank counts, the rest has only the ranks with an
+// iteration to come; visited once for a histogram count, it stands for one iteration fewer.
+bool WalkCursor::leave_out_rest(Frame& frame)
+{
+    if (!frame.counts.empty()) {
+        bool any = false;
+        for (size_t r = 0; r < frame.active.size(); ++r) {
+            frame.active[r] = frame.active[r] && frame.counts[r] > frame.iteration + 1 ? 1 : 0;
+            any = any || frame.active[r];
+        }
+        return !any;
+    }
+    if (frame.loop->iterations.is_histogram() && draws_ == nullptr) {
+        const Histogram& counts = frame.loop->iterations.histogram();
+        frame.weight = counts.mean() > 0 ? frame.weight * iterations_but_last(counts) / counts.mean() : 0;
+        return frame.weight <= 0;
+    }
+    return frame.iteration + 1 >= frame.iterations;
 }
 
 // With per-rank counts, an iteration has the ranks that are still within their own count.

@@ -70,6 +70,10 @@ private:
 uint64_t draw_site(const Event& event, Role role);
 uint64_t draw_site(const Loop& loop);
 
+// How many iterations of a loop with these counts run in full (Loop::last_leaves_out) on average:
+// one fewer than the count, where it runs at all (a wide bin from 0 is taken at its mean).
+double iterations_but_last(const Histogram& counts);
+
 // Whether replay draws a loop's count once per instance for all its participants: where its count is
 // a histogram alike on every rank, or where its body holds collectives or communicator changes (whose
 // instances must meet); otherwise each participant draws its own.
@@ -118,10 +122,12 @@ private:
         std::vector<int64_t> counts;       // per-rank counts; empty when every active rank runs `iterations`
         std::vector<char> loop_active;     // with per-rank counts: who took part when the loop started
         bool count_shared = false;         // its count was drawn once for all participants
+        bool past_cut = false;             // this pass is past where a last iteration stops (Loop)
     };
 
     void enter(const Loop& loop, const Frame& outer);
     void restrict_to_iteration(Frame& frame);
+    bool leave_out_rest(Frame& frame);
     const std::vector<Rank>& participants_of(const Loop& loop);
     bool count_shared(const Loop& loop);
     void next_shared_iteration(int frames);

@@ -174,6 +174,10 @@ class Loop:
         self.where = where
         self.count = Value(raw["loop"], f"{where} iteration count")
         self.body = read_sequence(raw["body"], where + ".body")
+        # Each rank's last iteration leaves out this many nodes at the end of the body.
+        self.last_leaves_out = raw.get("last_leaves_out", 0)
+        self.head = self.body[:len(self.body) - self.last_leaves_out]
+        self.rest = self.body[len(self.body) - self.last_leaves_out:]
 
 
 def read_sequence(raw, where):
@@ -221,11 +225,17 @@ def calls_stood_for(body, ranks):
                 continue
             count = node.count
             if count.histogram is not None:
-                walk(node.body, {rank: w * count.histogram["mean"] for rank, w in weight.items()}, True)
+                walk(node.head, {rank: w * count.histogram["mean"] for rank, w in weight.items()}, True)
+                # What the last iteration leaves out runs one time fewer where the loop runs at all.
+                but_last = sum(b["count"] * max(b["mean"] - 1, 0) for b in count.histogram["bins"])
+                but_last /= max(count.histogram["count"], 1)
+                walk(node.rest, {rank: w * but_last for rank, w in weight.items()}, True)
             else:
                 # Ranks a per-rank count omits do not enter the loop, as in src/trace/walk.cpp.
                 inner = {rank: w * count.for_rank(rank) for rank, w in weight.items() if count.for_rank(rank)}
-                walk(node.body, inner, estimated)
+                walk(node.head, inner, estimated)
+                walk(node.rest, {rank: w * (count.for_rank(rank) - 1) for rank, w in weight.items()
+                                 if count.for_rank(rank)}, estimated)
 
     walk(body, {rank: 1.0 for rank in range(ranks)}, False)
     return {op: (calls, op in approximate) for op, calls in totals.items()}
@@ -243,11 +253,15 @@ def calls_in_trace_order(body, ranks):
                     calls[rank].append(describe_call(node, rank, ranks))
                 continue
             if node.count.per_rank is None:
-                for _ in range(node.count.exact):
-                    walk(node.body, active)
+                for iteration in range(node.count.exact):
+                    walk(node.head, active)
+                    if iteration + 1 < node.count.exact:
+                        walk(node.rest, active)
                 continue
             for iteration in range(max(value for value, _ in node.count.per_rank)):
-                walk(node.body, frozenset(rank for value, members in node.count.per_rank if value > iteration
+                walk(node.head, frozenset(rank for value, members in node.count.per_rank if value > iteration
+                                          for rank in members & active))
+                walk(node.rest, frozenset(rank for value, members in node.count.per_rank if value > iteration + 1
                                           for rank in members & active))
 
     walk(body, frozenset(range(ranks)))

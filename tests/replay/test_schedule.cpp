@@ -645,3 +645,30 @@ TEST_CASE("an intercommunicator whose two groups the merge kept apart still repl
         CHECK(heard == expected.at(r));
     }
 }
+
+TEST_CASE("a loop whose last iteration leaves out its collective replays E (X E)^n on every rank, causally")
+{
+    // Rank 0 sends to rank 1 three times, an MPI_Allreduce between sends: the steps before the first
+    // collective joined the loop of steps at p = 0, whose last iteration leaves the collective out.
+    Trace t;
+    t.header.ranks = 2;
+    const Event send = event(Op::Send, RankList(0), {param(Role::peer, 1), param(Role::tag, 3), param(Role::bytes, 64),
+                                                     param(Role::comm, 0)});
+    const Event recv = event(Op::Recv, RankList(1), {param(Role::peer, 1), param(Role::tag, 3),
+                                                     param(Role::recv_bytes, 64), param(Role::comm, 0)});
+    const Event allreduce = event(Op::Allreduce, all(2), {param(Role::bytes, 8), param(Role::comm, 0)});
+    Loop steps{Value(int64_t{3}), {Node{send}, Node{recv}, Node{allreduce}}};
+    steps.last_leaves_out = 1;
+    t.body = {Node{steps}};
+    const std::vector<CallKind> sender{CallKind::send, CallKind::collective, CallKind::send, CallKind::collective,
+                                       CallKind::send};
+    const std::vector<CallKind> receiver{CallKind::receive, CallKind::collective, CallKind::receive,
+                                         CallKind::collective, CallKind::receive};
+    for (Rank r = 0; r < 2; ++r) {
+        CAPTURE(r);
+        CHECK(causal_replay_obstacle(t, 1, r).empty());
+        std::vector<CallKind> kinds;
+        for (const auto& c : causal_schedule_of(t, r)) kinds.push_back(c.kind);
+        CHECK(kinds == (r == 0 ? sender : receiver));
+    }
+}

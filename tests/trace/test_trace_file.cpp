@@ -56,6 +56,10 @@ Trace sample_trace()
     Loop inner{Value(counts, true), {Node{histogram_event}}};  // alike on every rank (format 13)
     t.body.push_back(test::loop(100, {Node{per_rank}, Node{inner}, Node{opaque}}));
     t.body.push_back(Node{test::collective('b', 0, Op::Allreduce)});
+    // Steps with a collective between them, the last without it (format 14).
+    Loop steps{Value(int64_t{5}), {Node{test::call('e', 8, 0)}, Node{test::collective('c', 0, Op::Barrier)}}};
+    steps.last_leaves_out = 1;
+    t.body.push_back(Node{steps});
     Event write = test::call('w', 4096, 0, Op::File_write_at_all);
     write.ranks = per_rank.ranks;
     write.params = {{Role::comm, Value(int64_t{0})}, {Role::file, Value(int64_t{0})},
@@ -164,6 +168,16 @@ TEST_CASE("a corrupt byte anywhere is caught by the checksum or the format")
     auto bad = bytes;
     bad[bytes.size() / 2] ^= 1;
     CHECK(decode_trace(bad).error == "corrupt: checksum mismatch");
+}
+
+TEST_CASE("a loop that would leave out more of its body than it has is refused")
+{
+    Trace t;
+    t.header.ranks = 1;
+    Loop loop{Value(int64_t{3}), {Node{test::call('e', 8, 0)}}};
+    loop.last_leaves_out = 2;
+    t.body.push_back(Node{loop});
+    CHECK(decode_trace(encode_trace(t)).error.find("leaves out more nodes than its body has") != std::string::npos);
 }
 
 TEST_CASE("a file of another format version or not a trace at all says so")
