@@ -83,6 +83,38 @@ struct Stretch {
     uint64_t runs = 1;  // a loop the folder made of whole steps stands for that many
 };
 
+// Steps that start at a collective leave what comes before the first one apart, and that often
+// ends as the steps do after their collectives (the time steps before the first rebalance):
+// E (X E)^n. Where the end of `before` (from its first node that aligns) aligns with what follows
+// the last collective of `loop`'s body, it joins the loop, which turns into n + 1 iterations of
+// E X whose last leaves out X. `loop` runs `runs` times.
+void take_first_step_end(Sequence& before, Loop& loop, uint64_t runs, const MergeRule& rule, Rank rank)
+{
+    Sequence& body = loop.body;
+    // Only where every step starts at its collective (no step made it optional).
+    if (body.empty() || !body.front().is_event() || !is_world_collective(body.front())) return;
+    const auto last_collective = std::find_if(body.rbegin(), body.rend(), holds_collective);
+    const auto split = static_cast<size_t>(body.rend() - last_collective);
+    if (split == body.size()) return;
+    const Sequence end(body.begin() + static_cast<ptrdiff_t>(split), body.end());
+    const size_t first = aligned_range(end, before, rule).first;
+    if (first >= before.size() ||
+        std::any_of(before.begin() + static_cast<ptrdiff_t>(first), before.end(),
+                    [](const Node& n) { return holds_collective(n) || makes_or_frees_handles(n); })) {
+        return;
+    }
+    Sequence first_end(before.begin() + static_cast<ptrdiff_t>(first), before.end());
+    const size_t apart = nested_size(end) + nested_size(first_end);
+    Sequence joined = merge_iterations(end, std::move(first_end), runs, 1, rule, rank);
+    if (nested_size(joined) >= apart) return;
+    before.resize(first);
+    joined.insert(joined.end(), std::make_move_iterator(body.begin()),
+                  std::make_move_iterator(body.begin() + static_cast<ptrdiff_t>(split)));
+    loop.body = std::move(joined);
+    loop.last_leaves_out = static_cast<uint32_t>(split);
+    loop.iterations = Value(static_cast<int64_t>(runs + 1));
+}
+
 // `seq` folded into one loop of the stretches starting at `anchor`, or nothing if fewer than two
 // start there.
 std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const MergeRule& rule, Rank rank, int depth)
@@ -173,6 +205,13 @@ std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const Merg
         for (size_t k = 0; k + 1 < stretches.size(); ++k) {
             taken = std::max(taken, std::min(aligned_range(stretches[k].nodes, last, rule).second, last.size()));
         }
+        // Calls of the steps that follow in another order (the last step's exchange) are still the
+        // last step's, up to a collective.
+        const auto in_steps = [&](const Node& node) {
+            return std::any_of(stretches.begin(), stretches.end() - 1,
+                               [&](const Stretch& s) { return holds_key(s.nodes, shape_key(node)); });
+        };
+        while (taken < last.size() && !holds_collective(last[taken]) && in_steps(last[taken])) ++taken;
         after.assign(std::make_move_iterator(last.begin() + static_cast<ptrdiff_t>(taken)),
                      std::make_move_iterator(last.end()));
         last.resize(taken);
@@ -206,8 +245,10 @@ std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const Merg
         body = merge_iterations(std::move(body), std::move(stretches[k].nodes), runs, stretches[k].runs, rule, rank);
         runs += stretches[k].runs;
     }
+    Loop loop{Value(static_cast<int64_t>(runs)), std::move(body)};
+    if (collectives) take_first_step_end(before, loop, runs, rule, rank);
     Sequence out = std::move(before);
-    out.push_back(Node{Loop{Value(static_cast<int64_t>(runs)), std::move(body)}});
+    out.push_back(Node{std::move(loop)});
     out.insert(out.end(), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
     return out;
 }

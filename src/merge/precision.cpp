@@ -1,6 +1,7 @@
 #include "merge/precision.hpp"
 
 #include "trace/completion_set.hpp"
+#include "trace/walk.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -89,19 +90,23 @@ Value as_histogram(Weighted v, Role role, const MergeRule& rule)
     return Value(std::move(histogram), v.value.alike_on_every_rank());
 }
 
-uint64_t body_runs(const Value& iterations, uint64_t runs)
+uint64_t body_runs(const Value& iterations, uint64_t runs, bool but_last)
 {
+    // Each iteration, or one fewer where the loop runs at all.
+    const auto per_instance = [but_last](int64_t count) {
+        return static_cast<double>(but_last ? std::max<int64_t>(count - 1, 0) : count);
+    };
     double per_run = 0;
     if (iterations.is_exact()) {
-        per_run = static_cast<double>(iterations.exact());
+        per_run = per_instance(iterations.exact());
     } else if (iterations.is_histogram()) {
-        per_run = iterations.histogram().mean();
+        per_run = but_last ? iterations_but_last(iterations.histogram()) : iterations.histogram().mean();
     } else {
         // Per rank, on average over the ranks (a loop only some ranks run counts 0 on the others).
         double sum = 0;
         double ranks = 0;
         for (const auto& entry : iterations.per_rank()) {
-            sum += static_cast<double>(entry.value) * static_cast<double>(entry.ranks.size());
+            sum += per_instance(entry.value) * static_cast<double>(entry.ranks.size());
             ranks += static_cast<double>(entry.ranks.size());
         }
         per_run = ranks > 0 ? sum / ranks : 0;

@@ -51,7 +51,8 @@ Value as_histogram(Weighted v, Role role, const MergeRule& rule);
 
 // How many times a loop's body runs in `runs` runs of the loop (at least once), for weighting what
 // the body stands for. A histogram count stands for its mean; the product is rounded only once,
-// so that optional calls (a count that is mostly 0) keep their weight.
-uint64_t body_runs(const Value& iterations, uint64_t runs);
+// so that optional calls (a count that is mostly 0) keep their weight. `but_last`: how many times
+// what the last iteration leaves out runs (Loop::last_leaves_out).
+uint64_t body_runs(const Value& iterations, uint64_t runs, bool but_last = false);
 
 }  // namespace htrace

@@ -175,7 +175,8 @@ Value merged_value(const Value& a, const RankList& ranks_a, uint64_t calls_a, co
 // once aligns with it (a rank that waited once and one that waited three times).
 const Node* single_event_body(const Loop& loop)
 {
-    return loop.body.size() == 1 && loop.body.front().is_event() ? &loop.body.front() : nullptr;
+    const bool one_event = loop.body.size() == 1 && loop.body.front().is_event() && loop.last_leaves_out == 0;
+    return one_event ? &loop.body.front() : nullptr;
 }
 
 Node as_loop(Node event)
@@ -350,7 +351,8 @@ public:
         }
         const Loop& x = a.loop();
         const Loop& y = b.loop();
-        if (!counts_fit(x.iterations, y.iterations, x.body, y.body)) return 0;
+        const bool both_cut_or_whole = (x.last_leaves_out > 0) == (y.last_leaves_out > 0);
+        if (!both_cut_or_whole || !counts_fit(x.iterations, y.iterations, x.body, y.body)) return 0;
         auto key = std::make_pair(&a, &b);
         auto found = loop_weights_.find(key);
         if (found != loop_weights_.end()) return found->second;
@@ -358,7 +360,7 @@ public:
         // instances would be split between them (ranks that fold the same phase into loops
         // differently). Left apart, they are unrolled until the collectives meet (merge_aligned).
         // Within a rank a collective one iteration lacks becomes optional, like any call.
-        const Alignment body = align(x.body, y.body);
+        const Alignment body = align_bodies(x, y);
         const bool shared = context_.share_unaligned;
         const bool splits = context_.across == Across::ranks && (collective_left(x.body, body.pairs, true, shared) ||
                                                                  collective_left(y.body, body.pairs, false, shared));
@@ -373,6 +375,20 @@ public:
     };
 
     Alignment align(const Sequence& a, const Sequence& b) { return align(a, 0, a.size(), b, 0, b.size()); }
+
+    // Loops whose last iteration leaves out the end of the body align that end with each other's,
+    // and the rest with the rest, so that the merged body has one place to stop.
+    Alignment align_bodies(const Loop& x, const Loop& y)
+    {
+        if (x.last_leaves_out == 0) return align(x.body, y.body);
+        const size_t cut_x = x.body.size() - x.last_leaves_out;
+        const size_t cut_y = y.body.size() - y.last_leaves_out;
+        Alignment out = align(x.body, 0, cut_x, y.body, 0, cut_y);
+        const Alignment rest = align(x.body, cut_x, x.body.size(), y.body, cut_y, y.body.size());
+        out.pairs.insert(out.pairs.end(), rest.pairs.begin(), rest.pairs.end());
+        out.weight += rest.weight;
+        return out;
+    }
 
     // Aligns a[i, end_a) with b[j, end_b).
     Alignment align(const Sequence& a, size_t i, size_t end_a, const Sequence& b, size_t j, size_t end_b)
@@ -482,6 +498,49 @@ private:
 };
 
 Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);
+Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);
+
+// A loop of exact count n whose body is X E, X from a collective to the last one: as n + 1 iterations
+// of E X whose first runs no E and whose last leaves out X, which is how phase folding writes
+// E (X E)^n, for a rank whose run had no E before its first X (only where a count merges with 0).
+// Returns whether it turned any.
+bool cut_collective_loops(Sequence& seq, const MergeContext& context)
+{
+    if (!may_merge_iterations(Value(1), Value(0), context.rule)) return false;
+    bool turned = false;
+    for (auto& node : seq) {
+        if (!node.is_loop() || node.loop().last_leaves_out > 0 || !node.loop().iterations.is_exact()) continue;
+        Loop& loop = node.loop();
+        const int64_t runs = loop.iterations.exact();
+        const auto last = std::find_if(loop.body.rbegin(), loop.body.rend(),
+                                       [](const Node& n) { return any_event(n, is_collective); });
+        const auto split = static_cast<size_t>(loop.body.rend() - last);
+        // Steps start at their collective (phase folding), so X does.
+        if (runs < 1 || split == 0 || split == loop.body.size() || !any_event(loop.body.front(), is_collective)) {
+            continue;
+        }
+        const RankList ranks = participants(node);
+        const Rank first = ranks.empty() ? Rank{0} : ranks.runs().front().start;
+        const MergeContext steps{context.rule, Across::iterations, first};
+        Sequence end(std::make_move_iterator(loop.body.begin() + static_cast<ptrdiff_t>(split)),
+                     std::make_move_iterator(loop.body.end()));
+        loop.body.resize(split);
+        Sequence turned_body = merge_aligned(std::move(end), {}, static_cast<uint64_t>(runs), 1, steps);
+        turned_body.insert(turned_body.end(), std::make_move_iterator(loop.body.begin()),
+                           std::make_move_iterator(loop.body.end()));
+        loop.body = std::move(turned_body);
+        loop.last_leaves_out = static_cast<uint32_t>(split);
+        loop.iterations = Value(runs + 1);
+        turned = true;
+    }
+    return turned;
+}
+
+bool has_cut_loop(const Sequence& seq)
+{
+    const auto cut = [](const Node& n) { return n.is_loop() && n.loop().last_leaves_out > 0; };
+    return std::any_of(seq.begin(), seq.end(), cut);
+}
 
 // Unrolls every loop of `seq` that holds a collective and has an exact count; returns whether it
 // unrolled any.
@@ -730,6 +789,15 @@ Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weigh
     // inner loops differ), unroll the loops around collectives on both sides and align again: the
     // collectives then anchor the alignment one to one.
     const bool shared = context.share_unaligned;
+    // A rank whose steps before its first collective joined its loop of steps (phase folding) and
+    // one that had none fold E (X E)^n and (X E)^n into loops that cannot align: turned alike, they
+    // meet.
+    if (context.across == Across::ranks && collective_left(a, alignment.pairs, true, false) &&
+        collective_left(b, alignment.pairs, false, false)) {
+        const bool turned_a = has_cut_loop(b) && cut_collective_loops(a, context);
+        const bool turned_b = has_cut_loop(a) && cut_collective_loops(b, context);
+        if (turned_a || turned_b) alignment = align_sequences(a, b, context);
+    }
     while (context.across == Across::ranks) {
         if (!collective_left(a, alignment.pairs, true, shared) || !collective_left(b, alignment.pairs, false, shared)) {
             break;
@@ -798,10 +866,28 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
     Loop& y = b.loop();
     const uint64_t body_a = body_runs(x.iterations, weight_a);
     const uint64_t body_b = body_runs(y.iterations, weight_b);
+    const uint64_t rest_a = body_runs(x.iterations, weight_a, true);
+    const uint64_t rest_b = body_runs(y.iterations, weight_b, true);
     const bool collectives = contains_collective(x.body) || contains_collective(y.body);
     x.iterations = merged_value(x.iterations, participants(a), weight_a, y.iterations, participants(b), weight_b,
                                 Role::requests, context, !collectives);
-    x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, context);
+    if (x.last_leaves_out == 0) {
+        x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, context);
+    } else {
+        // What the last iteration leaves out merges on its own (Aligner::align_bodies).
+        const auto split = [](Loop& loop) {
+            const auto cut = loop.body.end() - static_cast<std::ptrdiff_t>(loop.last_leaves_out);
+            Sequence rest(std::make_move_iterator(cut), std::make_move_iterator(loop.body.end()));
+            loop.body.erase(cut, loop.body.end());
+            return rest;
+        };
+        Sequence rest_x = split(x);
+        Sequence rest_y = split(y);
+        x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, context);
+        Sequence rest = merge_aligned(std::move(rest_x), std::move(rest_y), rest_a, rest_b, context);
+        x.last_leaves_out = static_cast<uint32_t>(rest.size());
+        x.body.insert(x.body.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+    }
     if (x.iterations.is_histogram()) draw_peers(x.body, context.rule);
     return a;
 }

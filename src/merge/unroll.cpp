@@ -37,8 +37,16 @@ void keep_share(Sequence& seq, uint64_t part, uint64_t whole)
 void append_unrolled(Sequence& out, Loop loop)
 {
     const auto iterations = static_cast<uint64_t>(std::max<int64_t>(loop.iterations.exact(), 0));
+    // What the last iteration leaves out ran one time fewer.
+    const auto cut = loop.body.end() - static_cast<std::ptrdiff_t>(loop.last_leaves_out);
+    Sequence rest(std::make_move_iterator(cut), std::make_move_iterator(loop.body.end()));
+    loop.body.erase(cut, loop.body.end());
     keep_share(loop.body, 1, std::max<uint64_t>(iterations, 1));
-    for (uint64_t k = 0; k < iterations; ++k) out.insert(out.end(), loop.body.begin(), loop.body.end());
+    keep_share(rest, 1, std::max<uint64_t>(iterations, 2) - 1);
+    for (uint64_t k = 0; k < iterations; ++k) {
+        out.insert(out.end(), loop.body.begin(), loop.body.end());
+        if (k + 1 < iterations) out.insert(out.end(), rest.begin(), rest.end());
+    }
 }
 
 }  // namespace htrace

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 
@@ -342,4 +343,66 @@ TEST_CASE("barriers on the communicators of a split meet all their members, also
             CHECK(calls_of(merged, r, ranks) == calls_of(own, r, ranks));
         }
     }
+}
+
+namespace {
+
+// Rank `rank`'s steps: `steps` iterations of a (its bytes differ per rank) then a collective B,
+// the last without B, as phase folding makes them (E (X E)^n).
+Node cut_steps(Rank rank, int64_t steps, int64_t bytes)
+{
+    Loop loop{Value(steps), {Node{call('a', bytes, rank)}, Node{collective('B', rank)}}};
+    loop.last_leaves_out = 1;
+    return Node{std::move(loop)};
+}
+
+}  // namespace
+
+TEST_CASE("loops whose last iteration leaves out their collective merge across ranks and keep each rank's calls")
+{
+    for (const int precision : {100, 0}) {
+        CAPTURE(precision);
+        const MergeRule rule{precision, HistogramConfig{}};
+        const Sequence merged = merge_ranks({cut_steps(0, 3, 8)}, {cut_steps(1, 3, 16)}, rule);
+        REQUIRE(merged.size() == 1);
+        CHECK(merged[0].loop().last_leaves_out == 1);
+        if (precision == 100) {
+            CHECK(calls_of(merged, 0, 2) == std::vector<std::string>{"a:8", "B:8", "a:8", "B:8", "a:8"});
+            CHECK(calls_of(merged, 1, 2) == std::vector<std::string>{"a:16", "B:8", "a:16", "B:8", "a:16"});
+        }
+        check_every_collective_has(merged, 2);
+    }
+}
+
+TEST_CASE("at precision 0 a rank that had no step before its first collective turns its loop alike to meet it")
+{
+    // Rank 0: a B a B a, folded as 3 iterations of a B whose last leaves out B. Rank 1 made no a
+    // before its first B: B a B a, a loop of 2 iterations of B a.
+    const Sequence rank1{Node{Loop{Value(int64_t{2}), {Node{collective('B', 1)}, Node{call('a', 8, 1)}}}}};
+    const Sequence merged = merge_ranks({cut_steps(0, 3, 8)}, rank1, MergeRule{0, HistogramConfig{}});
+    REQUIRE(merged.size() == 1);
+    CHECK(merged[0].loop().last_leaves_out == 1);
+    check_every_collective_has(merged, 2);
+    // What the two ranks made, counted as the trace stands for it: a's count is drawn now.
+    Trace trace;
+    trace.header.ranks = 2;
+    trace.body = merged;
+    std::map<char, double> calls;
+    TraceWalker(trace, [&](const Event& e, Rank, const CommunicatorTable&, double weight) {
+        calls[static_cast<char>(e.signature)] += weight;
+    }).run();
+    CHECK(calls['a'] == doctest::Approx(5));
+    CHECK(calls['B'] == doctest::Approx(4));
+}
+
+TEST_CASE("such a loop merged with one that runs its whole body is unrolled, and the collectives still meet")
+{
+    // Rank 1 ran the same calls, a B a B a, but as a whole loop and one more a.
+    const Sequence rank1{Node{Loop{Value(int64_t{2}), {Node{call('a', 8, 1)}, Node{collective('B', 1)}}}},
+                         Node{call('a', 8, 1)}};
+    const Sequence merged = merge_ranks({cut_steps(0, 3, 8)}, rank1);
+    const std::vector<std::string> calls{"a:8", "B:8", "a:8", "B:8", "a:8"};
+    CHECK(calls_of(merged, 0, 2) == calls);
+    CHECK(calls_of(merged, 1, 2) == calls);
+    check_every_collective_has(merged, 2);
 }
