@@ -1001,7 +1001,9 @@ std::string events_text(const Trace& trace)
                                            line[first] != '}')) {
             continue;
         }
-        if (const size_t sig = line.find(" @"); sig != std::string::npos) line.erase(sig, 18);
+        if (const size_t sig = line.find(" @"); sig != std::string::npos) {
+            line.erase(sig, line.find(' ', sig + 1) - sig);  // the signature
+        }
         if (const size_t compute = line.find(" compute="); compute != std::string::npos) line.erase(compute);
         text += line + "\n";
     }

@@ -108,7 +108,7 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, co
         }
         const Event& e = node.event();
         char sig[24];
-        std::snprintf(sig, sizeof sig, "%016" PRIx64, e.signature);
+        std::snprintf(sig, sizeof sig, "%08" PRIx64, e.signature);
         out << indent << operation_name(e.op) << " @" << sig << " ranks=" << e.ranks.to_string();
         for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_param(p, file_names);
         out << render_times(e) << '\n';
@@ -180,7 +180,7 @@ void json_sequence(std::ostringstream& out, const Sequence& seq)
         }
         const Event& e = node.event();
         char sig[24];
-        std::snprintf(sig, sizeof sig, "%016" PRIx64, e.signature);
+        std::snprintf(sig, sizeof sig, "%08" PRIx64, e.signature);
         out << "{\"op\": " << json_string(operation_name(e.op)) << ", \"signature\": \"" << sig
             << "\", \"ranks\": " << json_string(e.ranks.to_string()) << ", \"params\": {";
         for (size_t p = 0; p < e.params.size(); ++p) {

@@ -6,6 +6,7 @@
 #include <boost/crc.hpp>
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -133,12 +134,27 @@ TEST_CASE("a call site's signature is stored once, however many events it has")
         one_site.body.push_back(Node{test::call('a', 8 + i, 0)});
         fifty_sites.body.push_back(Node{test::call(static_cast<char>('0' + i), 8 + i, 0)});
     }
-    // Each of the 49 more signatures costs its 8 bytes (uncompressed: these test signatures are
+    // Each of the 49 more signatures costs its 4 bytes (uncompressed: these test signatures are
     // mostly zero bytes, which zstd would take away).
-    CHECK(encode_trace(fifty_sites, false).size() - encode_trace(one_site, false).size() >= 49 * 7);
+    CHECK(encode_trace(fifty_sites, false).size() - encode_trace(one_site, false).size() >= 49 * 4);
     const DecodeResult read = decode_trace(encode_trace(one_site));
     REQUIRE(read.trace.has_value());
     CHECK(*read.trace == one_site);
+}
+
+TEST_CASE("a file keeps a signature's low 32 bits; the merge's messages keep all 64")
+{
+    Trace t;
+    t.header.ranks = 1;
+    Event e = test::call('a', 8, 0);
+    e.signature = 0x0123456789abcdefull;
+    t.body.push_back(Node{e});
+    const DecodeResult file = decode_trace(encode_trace(t));
+    REQUIRE(file.trace.has_value());
+    CHECK(file.trace->body.front().event().signature == 0x89abcdefull);
+    const auto message = decode_sequence(encode_sequence(t.body));
+    REQUIRE(message.sequence.has_value());
+    CHECK(message.sequence->front().event().signature == 0x0123456789abcdefull);
 }
 
 TEST_CASE("a truncated file of any length is refused with a message, never a crash")
@@ -236,9 +252,9 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
 TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
 {
     // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
-    // 1 and 2. Formats 11 to 13 differ in nothing else this trace holds (its histogram is not alike
-    // on every rank), so a file of today's format relabelled 11 is what a build of format 11 wrote
-    // with these values.
+    // 1 and 2. Formats 11 to 14 differ in nothing else this trace holds (its histogram is not alike
+    // on every rank) but the signature's width, so a file of today's format relabelled 11, with its
+    // signature widened to 8 bytes, is what a build of format 11 wrote with these values.
     Trace t;
     t.header.ranks = 2;
     Event waitany = test::call('w', 8, 0, Op::Waitany);
@@ -253,6 +269,12 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
     std::vector<uint8_t> bytes = encode_trace(t, false);
     REQUIRE(bytes[16] == kTraceFormatVersion);
     bytes[16] = 11;
+    // The signature 'w', new (index 0), in 4 bytes: 0, 'w', 0, 0, 0.
+    const std::vector<uint8_t> narrow{0, 'w', 0, 0, 0};
+    const auto at = std::search(bytes.begin(), bytes.end(), narrow.begin(), narrow.end());
+    REQUIRE(at != bytes.end());
+    bytes.insert(at + static_cast<std::ptrdiff_t>(narrow.size()), 4, 0);
+    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
     boost::crc_32_type crc;
     crc.process_bytes(bytes.data(), bytes.size() - 4);
     for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
