@@ -2,10 +2,14 @@
 
 #include "merge/rank_merge.hpp"
 #include "merge/unroll.hpp"
+#include "trace/completion_set.hpp"
 #include "trace/hash.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 namespace htrace {
@@ -293,12 +297,57 @@ Sequence fold_best(Sequence seq, const MergeRule& rule, Rank rank, int depth)
     return best ? std::move(*best) : std::move(seq);
 }
 
+void each_event(Sequence& seq, const std::function<void(Event&)>& visit)
+{
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            each_event(node.loop().body, visit);
+        } else {
+            visit(node.event());
+        }
+    }
+}
+
+bool is_completed_set(const Param& p) { return p.role == Role::completed_set; }
+
+size_t completed_set_values(const Event& e)
+{
+    return static_cast<size_t>(std::count_if(e.params.begin(), e.params.end(), is_completed_set));
+}
+
+// A completion whose requests span several chunks of positions has several completed_set values where
+// its call site's other calls have one, so it aligns with none of them (a Waitsome that completed
+// many requests at once). Merged, completed sets keep only how many requests each call completed
+// (precision.hpp), so there its set becomes that count, drawn like a merged one, and aligns.
+void one_completed_set_per_call(Sequence& seq, const MergeRule& rule, Rank rank)
+{
+    std::map<std::pair<Op, uint64_t>, std::set<size_t>> shapes;
+    each_event(seq, [&](Event& e) {
+        if (const size_t n = completed_set_values(e); n > 0) shapes[{e.op, e.signature}].insert(n);
+    });
+    each_event(seq, [&](Event& e) {
+        const size_t n = completed_set_values(e);
+        if (n < 2 || shapes[{e.op, e.signature}].size() < 2) return;
+        int64_t count = 0;
+        for (const auto& p : e.params) {
+            if (p.role != Role::completed_set) continue;
+            if (!p.value.is_exact() || p.value.exact() == kUnknownCompletedSet) return;
+            count += completed_set_as_oldest(p.value.exact());
+        }
+        const auto first = std::find_if(e.params.begin(), e.params.end(), is_completed_set);
+        const Value oldest(count);
+        first->value = as_histogram({oldest, std::max<uint64_t>(e.compute.count, 1), rank}, Role::completed_set, rule);
+        e.params.erase(std::remove_if(first + 1, e.params.end(), is_completed_set), e.params.end());
+    });
+}
+
 }  // namespace
 
 Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank)
 {
     // Which request a cancel hits is the rank's own history, which calls made optional would lose.
     if (!may_merge_iterations(Value(1), Value(0), rule) || cancels_requests(seq)) return seq;
+    one_completed_set_per_call(seq, rule, rank);
     return fold_best(std::move(seq), rule, rank, 0);
 }
 

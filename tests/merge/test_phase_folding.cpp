@@ -3,12 +3,14 @@
 #include "merge/precision.hpp"
 #include "merge/rank_merge.hpp"
 #include "merge/unroll.hpp"
+#include "trace/completion_set.hpp"
 
 #include "support/trace_builders.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <random>
 #include <vector>
@@ -332,4 +334,42 @@ TEST_CASE("at precision 0 a rank idle for all its steps but one still folds them
     for (int k = 0; k < 3; ++k) run.add(call('x', 16, 0, Op::Isend));
     run.add(call('f'));
     check_steps(run.folded(), 5, run.made);
+}
+
+TEST_CASE("at precision 0 a completion whose set spans several values aligns with its call site's others")
+{
+    // A Waitsome loop whose calls complete one request, but once three far apart: that set is two
+    // values (positions 1 and 3 of the first 56, 60 of the next), where the others are one.
+    LoopFolder folder(at(0), 0);
+    std::mt19937 rng(5);
+    int waits = 0;
+    for (int step = 0; step < 12; ++step) {
+        for (int k = 1 + static_cast<int>(rng() % 4); k > 0; --k) folder.append(call('s', 16 * (1 + k)));
+        std::vector<uint32_t> set{0};
+        if (step == 5) set = {1, 3, 60};
+        REQUIRE(encode_completed_set(set).size() == (step == 5 ? 2 : 1));
+        Event waitsome = call('w');
+        waitsome.op = Op::Waitsome;
+        waitsome.params.clear();
+        for (int64_t value : encode_completed_set(set)) waitsome.params.push_back({Role::completed_set, Value(value)});
+        folder.append(std::move(waitsome));
+        ++waits;
+    }
+    const Sequence folded = test::with_rank(folder.finish(), 0);
+    int waitsome_events = 0;
+    const std::function<void(const Sequence&)> visit = [&](const Sequence& seq) {
+        for (const auto& node : seq) {
+            if (node.is_loop()) {
+                visit(node.loop().body);
+            } else if (node.event().op == Op::Waitsome) {
+                ++waitsome_events;
+                const auto sets = std::count_if(node.event().params.begin(), node.event().params.end(),
+                                                [](const Param& p) { return p.role == Role::completed_set; });
+                CHECK(sets == 1);
+            }
+        }
+    };
+    visit(folded);
+    CHECK(waitsome_events == 1);
+    CHECK(expected_calls(folded).at('w') == doctest::Approx(waits));
 }
