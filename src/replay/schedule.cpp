@@ -3,6 +3,7 @@
 #include "replay/compute.hpp"
 #include "replay/rank_stream.hpp"
 #include "trace/completion_set.hpp"
+#include "trace/render.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -665,9 +666,9 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
     std::deque<std::optional<Waiting>> pending;
     std::vector<uint32_t> positions;
     auto where = [&](const Item& item) {
-        char signature[24];
-        std::snprintf(signature, sizeof signature, "@%016llx", static_cast<unsigned long long>(item.call.event->signature));
-        return "rank " + std::to_string(rank) + ", " + std::string(operation_name(item.call.event->op)) + " " + signature;
+        const Event& e = *item.call.event;
+        return "rank " + std::to_string(rank) + ", " + std::string(operation_name(e.op)) + " @" +
+               render_signature(e.signature);
     };
     // A loop whose count every participant draws alike may differ from the run in how often it
     // iterates; causal replay goes through it only where each iteration is closed on this rank: the

@@ -1,5 +1,7 @@
 #include "replay/watchdog.hpp"
 
+#include "trace/render.hpp"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -99,9 +101,8 @@ void Watchdog::stop(const InCall& call, double seconds) const
     }
     std::string event = "the end of the replay";
     if (call.event != nullptr) {
-        char signature[24];
-        std::snprintf(signature, sizeof signature, "@%016llx", static_cast<unsigned long long>(call.event->signature));
-        event = "trace event " + std::string(operation_name(call.event->op)) + " " + signature;
+        const Event& e = *call.event;
+        event = "trace event " + std::string(operation_name(e.op)) + " @" + render_signature(e.signature);
     }
     std::fprintf(stderr, "h-replay: rank %d: no progress for %.0f s in %s, call %llu of this rank, replaying %s; "
                  "stopping the job\n", rank_, seconds, what.c_str(), static_cast<unsigned long long>(call.index),

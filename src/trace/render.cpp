@@ -107,9 +107,8 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, co
             continue;
         }
         const Event& e = node.event();
-        char sig[24];
-        std::snprintf(sig, sizeof sig, "%08" PRIx64, e.signature);
-        out << indent << operation_name(e.op) << " @" << sig << " ranks=" << e.ranks.to_string();
+        out << indent << operation_name(e.op) << " @" << render_signature(e.signature)
+            << " ranks=" << e.ranks.to_string();
         for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_param(p, file_names);
         out << render_times(e) << '\n';
     }
@@ -179,10 +178,9 @@ void json_sequence(std::ostringstream& out, const Sequence& seq)
             continue;
         }
         const Event& e = node.event();
-        char sig[24];
-        std::snprintf(sig, sizeof sig, "%08" PRIx64, e.signature);
-        out << "{\"op\": " << json_string(operation_name(e.op)) << ", \"signature\": \"" << sig
-            << "\", \"ranks\": " << json_string(e.ranks.to_string()) << ", \"params\": {";
+        out << "{\"op\": " << json_string(operation_name(e.op))
+            << ", \"signature\": \"" << render_signature(e.signature) << "\", \"ranks\": " << json_string(e.ranks.to_string())
+            << ", \"params\": {";
         for (size_t p = 0; p < e.params.size(); ++p) {
             out << (p ? ", " : "") << json_string(role_name(e.params[p].role)) << ": "
                 << json_value(e.params[p].value, e.params[p].role);
@@ -212,6 +210,13 @@ std::string format_start(int64_t seconds)
 }
 
 }  // namespace
+
+std::string render_signature(uint64_t signature)
+{
+    char text[24];
+    std::snprintf(text, sizeof text, "%08" PRIx64, signature);
+    return text;
+}
 
 std::string render_value(const Value& value, Role role)
 {

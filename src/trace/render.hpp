@@ -42,5 +42,8 @@ std::string render_matrix(const Trace& trace);
 std::string render_matrix_json(const Trace& trace);
 
 std::string render_value(const Value& value, Role role);
+// A call-site signature in hex as h-dump shows it ("89abcdef"), also for messages that name a
+// trace event.
+std::string render_signature(uint64_t signature);
 
 }  // namespace htrace
