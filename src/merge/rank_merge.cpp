@@ -866,15 +866,17 @@ Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const Mer
     Loop& y = b.loop();
     const uint64_t body_a = body_runs(x.iterations, weight_a);
     const uint64_t body_b = body_runs(y.iterations, weight_b);
-    const uint64_t rest_a = body_runs(x.iterations, weight_a, true);
-    const uint64_t rest_b = body_runs(y.iterations, weight_b, true);
+    const bool has_rest = x.last_leaves_out > 0;
+    const uint64_t rest_a = has_rest ? body_runs(x.iterations, weight_a, true) : 0;
+    const uint64_t rest_b = has_rest ? body_runs(y.iterations, weight_b, true) : 0;
     const bool collectives = contains_collective(x.body) || contains_collective(y.body);
     x.iterations = merged_value(x.iterations, participants(a), weight_a, y.iterations, participants(b), weight_b,
                                 Role::requests, context, !collectives);
-    if (x.last_leaves_out == 0) {
+    if (!has_rest) {
         x.body = merge_aligned(std::move(x.body), std::move(y.body), body_a, body_b, context);
     } else {
-        // What the last iteration leaves out merges on its own (Aligner::align_bodies).
+        // What the last iteration leaves out merges on its own (Aligner::align_bodies), weighted by
+        // the runs it made.
         const auto split = [](Loop& loop) {
             const auto cut = loop.body.end() - static_cast<std::ptrdiff_t>(loop.last_leaves_out);
             Sequence rest(std::make_move_iterator(cut), std::make_move_iterator(loop.body.end()));
