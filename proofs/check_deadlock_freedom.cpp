@@ -306,6 +306,7 @@ std::vector<sim::Action> actions_of(const Schedule& schedule)
             a.kind = sim::Action::Kind::free_comm;
             break;
         case CallKind::one_sided:
+        case CallKind::probe:
         case CallKind::io: continue;  // the simulated programs make none
         }
         if (call.request != 0) created[call.request] = actions.size();

@@ -315,7 +315,9 @@ bool Model::advance(Rank rank)
     case CallKind::create_comm: return collective(rank, call);
     case CallKind::free_comm: return free_comm(rank, call);
     case CallKind::one_sided: return one_sided(rank, call);
-    case CallKind::io: return step(state);  // the generated programs make none; a rank's own if they did
+    case CallKind::io:     // the generated programs make none; a rank's own if they did
+    case CallKind::probe:  // the generated programs make none
+        return step(state);
     }
     fail(where({rank, state.pc}) + ": unknown call kind");
     return false;
@@ -850,6 +852,7 @@ std::string describe_call(const replay::ScheduledCall& call)
         return name_of(call.op) + " to " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
                std::to_string(call.bytes) + " bytes" + request_text();
     case CallKind::receive:
+    case CallKind::probe:
         return name_of(call.op) + " from " + peer_text() + ", tag " + std::to_string(call.tag) + ", " +
                std::to_string(call.bytes) + " bytes" + request_text();
     case CallKind::sendrecv:

@@ -26,7 +26,7 @@ enum : uint64_t {
     target_type = 1ull << 35, assertion = 1ull << 36, lock_type = 1ull << 37, group = 1ull << 38,
     file = 1ull << 39, newfile = 1ull << 40, freefile = 1ull << 41, filename = 1ull << 42, amode = 1ull << 43,
     offset = 1ull << 44, whence = 1ull << 45, file_size = 1ull << 46, file_size_out = 1ull << 47, disp = 1ull << 48,
-    etype = 1ull << 49, filetype = 1ull << 50,
+    etype = 1ull << 49, filetype = 1ull << 50, recvbuf = 1ull << 51,
 };
 }  // namespace arg
 
@@ -35,6 +35,7 @@ uint64_t operation_args(Op op);
 
 struct CallArgs {
     const void* sendbuf = nullptr;
+    const void* recvbuf = nullptr;
     int count = 0;
     MPI_Datatype datatype = MPI_DATATYPE_NULL;
     int recvcount = 0;

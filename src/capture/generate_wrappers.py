@@ -68,7 +68,7 @@ def header_prototypes(preprocessed):
 # ---- C wrappers -----------------------------------------------------------------------------------
 
 C_BEFORE = {  # role -> code run before the PMPI call; NAME is the argument
-    "sendbuf": "a.sendbuf = NAME;", "count": "a.count = NAME;", "datatype": "a.datatype = NAME;",
+    "sendbuf": "a.sendbuf = NAME;", "recvbuf": "a.recvbuf = NAME;", "count": "a.count = NAME;", "datatype": "a.datatype = NAME;",
     "recvcount": "a.recvcount = NAME;", "recvtype": "a.recvtype = NAME;",
     "sendcounts": "a.sendcounts = NAME;", "recvcounts": "a.recvcounts = NAME;",
     "sendtypes": "a.sendtypes = NAME;", "recvtypes": "a.recvtypes = NAME;",
@@ -94,6 +94,7 @@ C_AFTER = {  # role -> code run after the PMPI call
 
 F_BEFORE = {
     "sendbuf": "a.sendbuf = htrace::capture::fortran_buffer(NAME);",
+    "recvbuf": "a.recvbuf = htrace::capture::fortran_buffer(NAME);",
     "count": "a.count = *NAME;", "datatype": "a.datatype = PMPI_Type_f2c(*NAME);",
     "recvcount": "a.recvcount = *NAME;", "recvtype": "a.recvtype = PMPI_Type_f2c(*NAME);",
     "sendcounts": "a.sendcounts = NAME;", "recvcounts": "a.recvcounts = NAME;",

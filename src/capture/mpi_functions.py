@@ -38,6 +38,7 @@ Roles and what the trace makes of them:
   sendtypes, recvtypes     per-peer types (Alltoallw and friends)
   sendbuf            only to see MPI_IN_PLACE: then the send side of an operation that also has a
                      receive side carries no bytes
+  recvbuf            likewise (the root of Scatter and Scatterv): then its receive side carries none
   peer, source, root ranks in `comm`; stored relative to the caller (see DESIGN.md, Endpoints)
   tag, recvtag, comm, newcomm, newcomm_later, freecomm
   request            the request an operation creates
@@ -65,7 +66,7 @@ only at the root, as MPI says those arguments are significant only there.
 SEND = "const void *buf:sendbuf, int count:count, MPI_Datatype datatype:datatype, int dest:peer, int tag:tag, MPI_Comm comm:comm"
 ISEND = SEND + ", MPI_Request *request:request"
 COLL_SR = ("const void *sendbuf:sendbuf, int sendcount:count, MPI_Datatype sendtype:datatype, "
-           "void *recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
+           "void *recvbuf:recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
 REDUCE_BODY = "const void *sendbuf:sendbuf, void *recvbuf, int count:count, MPI_Datatype datatype:datatype, MPI_Op op"
 V_ALLTOALL = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const int sdispls[], "
               "MPI_Datatype sendtype:datatype, void *recvbuf, const int recvcounts[]:recvcounts, "
@@ -79,7 +80,7 @@ W_NEIGHBOR = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, c
 GATHERV = ("const void *sendbuf:sendbuf, int sendcount:count, MPI_Datatype sendtype:datatype, void *recvbuf, "
            "const int recvcounts[]:recvcounts, const int displs[], MPI_Datatype recvtype:recvtype")
 SCATTERV = ("const void *sendbuf:sendbuf, const int sendcounts[]:sendcounts, const int displs[], "
-            "MPI_Datatype sendtype:datatype, void *recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
+            "MPI_Datatype sendtype:datatype, void *recvbuf:recvbuf, int recvcount:recvcount, MPI_Datatype recvtype:recvtype")
 FILE = "MPI_File fh:file"
 WRITE_BUF = "const void *buf, int count:count, MPI_Datatype datatype:datatype"
 READ_BUF = "void *buf, int count:recvcount, MPI_Datatype datatype:recvtype"

@@ -683,8 +683,10 @@ void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommIn
         call.add(Role::color, kNoComm);
         call.add(Role::key, kNoComm);
     }
-    // Both groups of an intercommunicator name each other's first rank, so the walk can pair them.
-    if (call.op == Op::Intercomm_create) {
+    // Both groups of an intercommunicator name each other's first rank, so the walk can pair them:
+    // one made by MPI_Intercomm_create, or from another (dup, split, create), whose groups MPI pairs
+    // the same way.
+    if (call.op == Op::Intercomm_create || (comm.inter && call.op != Op::Intercomm_merge)) {
         call.add(Role::remote_leader, made ? comms_.remote_leader_world_rank(args.newcomm) : kNoComm);
     }
 }
@@ -698,12 +700,14 @@ void Tracer::add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& 
         call.add(Role::new_comm, kNoComm);
         call.add(Role::color, kNoComm);
         call.add(Role::key, kNoComm);
+        if (comm.inter) call.add(Role::remote_leader, kNoComm);
         return;
     }
     const int64_t id = comms_.reserve();
     call.add(Role::new_comm, id);
     call.add(Role::color, comms_.leader_world_rank(args.comm));
     call.add(Role::key, comm.rank);
+    if (comm.inter) call.add(Role::remote_leader, comms_.remote_leader_world_rank(args.comm));
     pending_idups_.push_back({args.request, args.newcomm_slot, args.newcomm_fortran_slot, id});
 }
 
@@ -1074,6 +1078,8 @@ void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const Comm
     if (is_one_of(op, {Op::Scatter, Op::Scatterv, Op::Iscatter, Op::Iscatterv}) && !at_root) send_counts = false;
     if (is_one_of(op, {Op::Gather, Op::Gatherv, Op::Igather, Op::Igatherv}) && !at_root) recv_counts = false;
     if (has_send && has_recv && args.sendbuf == MPI_IN_PLACE) send_counts = false;
+    // The root of a scatter keeps its own part where it is (its receive count is not significant).
+    if (at_root && (present & arg::recvbuf) && args.recvbuf == MPI_IN_PLACE) recv_counts = false;
 
     if (has_send) {
         call.add(Role::bytes,

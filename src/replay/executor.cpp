@@ -103,19 +103,16 @@ void Executor::issue_call(const ScheduledCall& call)
         count(call.op, call.bytes);
         return;
     }
-    case CallKind::receive: {
-        // Schedules name every receive's source and tag: wildcards are replaced by what they matched.
+    case CallKind::receive:
+        receive(call);
+        return;
+    case CallKind::probe: {
         const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
-        char* buffer = receive_.at_least(call.bytes);
-        const int n = as_count(call.bytes);
         const int tag = call.tag == kAnyTag ? MPI_ANY_TAG : static_cast<int>(call.tag);
-        if (call.request == 0) {
-            MPI_Recv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), MPI_STATUS_IGNORE);
-            count(Op::Recv, call.bytes);
-        } else {
-            MPI_Irecv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request));
-            count(Op::Irecv, call.bytes);
-        }
+        MPI_Message message = MPI_MESSAGE_NULL;
+        MPI_Mprobe(peer, tag, comm(call.comm), &message, MPI_STATUS_IGNORE);
+        probed_.push_back({call.comm, peer, call.tag, message});
+        count(Op::Mprobe, 0);
         return;
     }
     case CallKind::sendrecv: {
@@ -172,6 +169,41 @@ void Executor::issue_call(const ScheduledCall& call)
         count(call.op, 0);
         return;
     }
+    }
+}
+
+// Schedules name every receive's source and tag: wildcards are replaced by what they matched. An
+// MPI_Mrecv or MPI_Imrecv receives the message a replayed MPI_Mprobe of its peer took (a probe of
+// MPI_PROC_NULL matches any tag), where there is one, else whichever message comes.
+void Executor::receive(const ScheduledCall& call)
+{
+    const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
+    char* buffer = receive_.at_least(call.bytes);
+    const int n = as_count(call.bytes);
+    const int tag = call.tag == kAnyTag ? MPI_ANY_TAG : static_cast<int>(call.tag);
+    if (is_one_of(call.op, {Op::Mrecv, Op::Imrecv})) {
+        const auto probed = std::find_if(probed_.begin(), probed_.end(), [&](const ProbedMessage& m) {
+            return m.comm == call.comm && m.peer == peer &&
+                   (m.tag == call.tag || peer == MPI_PROC_NULL || m.tag == kAnyTag || call.tag == kAnyTag);
+        });
+        if (probed != probed_.end()) {
+            MPI_Message message = probed->message;
+            probed_.erase(probed);
+            if (call.request == 0) {
+                MPI_Mrecv(buffer, n, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Imrecv(buffer, n, MPI_BYTE, &message, new_request(call.request));
+            }
+            count(call.op, call.bytes);
+            return;
+        }
+    }
+    if (call.request == 0) {
+        MPI_Recv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), MPI_STATUS_IGNORE);
+        count(Op::Recv, call.bytes);
+    } else {
+        MPI_Irecv(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request));
+        count(Op::Irecv, call.bytes);
     }
 }
 
@@ -232,11 +264,13 @@ void Executor::create(const ScheduledCall& call)
     } else if (call.op == Op::Comm_dup) {
         MPI_Comm_dup(comm(call.comm), &made);
     } else if (call.op == Op::Comm_split) {
-        // The members' colour is the world rank of their first; the key orders them as recorded.
+        // The members' colour is the world rank of their first (of an intercommunicator's, the lower
+        // of both groups' firsts, which both sides know); the key orders them as recorded.
         int me = 0;
         PMPI_Comm_rank(MPI_COMM_WORLD, &me);
         const auto at = std::find(call.members.begin(), call.members.end(), me);
-        const int color = call.members.empty() ? MPI_UNDEFINED : call.members.front();
+        int color = call.members.empty() ? MPI_UNDEFINED : call.members.front();
+        if (color != MPI_UNDEFINED && call.remote_leader >= 0) color = std::min(color, static_cast<int>(call.remote_leader));
         MPI_Comm_split(comm(call.comm), color, static_cast<int>(at - call.members.begin()), &made);
     } else {
         MPI_Group world = MPI_GROUP_NULL;
@@ -295,6 +329,7 @@ void Executor::collective(const ScheduledCall& call)
     char* recv = receive_.at_least(std::max<int64_t>({call.recv_bytes, call.bytes, sum(call.recv_counts),
                                                       int64_t(size) * call.recv_bytes, int64_t(size) * call.bytes}));
     const void* in = call.in_place ? MPI_IN_PLACE : send;
+    void* scattered_to = call.in_place ? MPI_IN_PLACE : recv;  // a scatter's root keeps its part in place
     types_.assign(static_cast<size_t>(size), MPI_BYTE);
 
     switch (call.op) {
@@ -312,8 +347,10 @@ void Executor::collective(const ScheduledCall& call)
     case Op::Iexscan: MPI_Iexscan(send, recv, bytes, MPI_BYTE, MPI_BOR, c, request); break;
     case Op::Gather: MPI_Gather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c); break;
     case Op::Igather: MPI_Igather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c, request); break;
-    case Op::Scatter: MPI_Scatter(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c); break;
-    case Op::Iscatter: MPI_Iscatter(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c, request); break;
+    case Op::Scatter: MPI_Scatter(send, bytes, MPI_BYTE, scattered_to, recv_bytes, MPI_BYTE, root, c); break;
+    case Op::Iscatter:
+        MPI_Iscatter(send, bytes, MPI_BYTE, scattered_to, recv_bytes, MPI_BYTE, root, c, request);
+        break;
     case Op::Allgather: MPI_Allgather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c); break;
     case Op::Iallgather: MPI_Iallgather(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c, request); break;
     case Op::Alltoall: MPI_Alltoall(in, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c); break;
@@ -326,11 +363,12 @@ void Executor::collective(const ScheduledCall& call)
                      request);
         break;
     case Op::Scatterv:
-        MPI_Scatterv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c);
+        MPI_Scatterv(send, counts_.data(), displacements_.data(), MPI_BYTE, scattered_to, recv_bytes, MPI_BYTE, root,
+                     c);
         break;
     case Op::Iscatterv:
-        MPI_Iscatterv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_bytes, MPI_BYTE, root, c,
-                      request);
+        MPI_Iscatterv(send, counts_.data(), displacements_.data(), MPI_BYTE, scattered_to, recv_bytes, MPI_BYTE, root,
+                      c, request);
         break;
     case Op::Allgatherv:
         MPI_Allgatherv(in, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(), MPI_BYTE, c);

@@ -51,6 +51,7 @@ private:
     };
 
     void issue_call(const ScheduledCall& call);
+    void receive(const ScheduledCall& call);
     void complete(const ScheduledCall& call);
     void collective(const ScheduledCall& call);
     void create(const ScheduledCall& call);
@@ -64,6 +65,14 @@ private:
     // meet a replayed message.
     MPI_Comm bridge_ = MPI_COMM_NULL;
     std::unordered_map<RequestId, MPI_Request> requests_;
+    // Messages a replayed MPI_Mprobe took, oldest first, until an MPI_Mrecv of their peer and tag.
+    struct ProbedMessage {
+        int64_t comm;
+        int peer;
+        int64_t tag;
+        MPI_Message message;
+    };
+    std::vector<ProbedMessage> probed_;
     std::vector<MPI_Request> waiting_;
     Scratch send_;
     Scratch receive_;

@@ -90,7 +90,7 @@ void Windows::collective(const ScheduledCall& call, MPI_Comm comm)
 void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_Request* request)
 {
     Window& w = find(call.window);
-    const int target = call.peer_in_comm;
+    const int target = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
     const MPI_Aint at = w.bases.empty() || target < 0 ? 0 : w.bases[static_cast<size_t>(target)];
     const int n = as_count(call.bytes);
     const int at_target = as_count(call.target_bytes);

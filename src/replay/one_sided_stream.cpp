@@ -66,6 +66,12 @@ void RankStream::one_sided(const Event& e, size_t me)
         switch (e.params[k].role) {
         case Role::peer: {
             // A target, or one rank of a post or start group: ranks of the window's communicator.
+            // MPI_PROC_NULL stays symbolic: a call aimed at it moves nothing.
+            if (*v == kProcNull) {
+                call.peer = static_cast<Rank>(kProcNull);
+                call.peer_in_comm = static_cast<int32_t>(kProcNull);
+                break;
+            }
             const auto world = view.world_peer(*v);
             const auto& members = *view.members;
             const auto at = world ? std::find(members.begin(), members.end(), *world) : members.end();

@@ -21,17 +21,8 @@ Op replayed_send(const Event& e)
     }
 }
 
-// A receive of a message a matched probe found, or of a started persistent request, is the plain
-// receive from that message's source and tag.
-Op replayed_receive(Op op)
-{
-    switch (op) {
-    case Op::Mrecv: return Op::Recv;
-    case Op::Imrecv:
-    case Op::Start: return Op::Irecv;
-    default: return op;
-    }
-}
+// A started persistent receive is the MPI_Irecv its init described.
+Op replayed_receive(Op op) { return op == Op::Start ? Op::Irecv : op; }
 
 // What a started persistent request does: its init's send (bytes) or receive (recv_bytes).
 bool starts_send(const Event& e) { return e.find(Role::bytes) != nullptr; }
@@ -52,6 +43,13 @@ bool may_be_in_place(Op op, bool at_root)
     if (is_one_of(op, {Op::Gather, Op::Igather, Op::Gatherv, Op::Igatherv})) return at_root;
     return is_one_of(op, {Op::Allgather, Op::Iallgather, Op::Allgatherv, Op::Iallgatherv, Op::Alltoall,
                           Op::Ialltoall});
+}
+
+// Scatters whose root may have kept its part in place (MPI_IN_PLACE as its receive buffer), which
+// the trace shows as sending but receiving nothing there.
+bool may_receive_in_place(Op op, bool at_root)
+{
+    return at_root && is_one_of(op, {Op::Scatter, Op::Iscatter, Op::Scatterv, Op::Iscatterv});
 }
 
 // Creations that every member of the parent communicator calls, each getting its part (or none).
@@ -308,7 +306,10 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
     case OperationKind::opaque:
         if (taking_part) ++summary_.by_name_only;
         break;
-    default:  // init, finalize, probes, persistent inits, cancels: nothing to issue
+    case OperationKind::probe:
+        if (taking_part && is_one_of(e.op, {Op::Mprobe, Op::Improbe})) matched_probe(e, comms, me);
+        break;
+    default:  // init, finalize, persistent inits, cancels: nothing to issue
         break;
     }
 }
@@ -410,8 +411,9 @@ void RankStream::send_of(const Event& e, const std::vector<Rank>& participants, 
     send.creates_request = creates_request(e.op);
 }
 
-// A receive as the traced rank made it (Recv, Irecv, or a Sendrecv with its send half).
-void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t me)
+// A receive as the traced rank made it (Recv, Irecv, or a Sendrecv with its send half); null where
+// it cannot be replayed.
+Item* RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t me)
 {
     const bool sendrecv = operation_kind(e.op) == OperationKind::sendrecv;
     const auto comm = value(me, Role::comm);
@@ -422,7 +424,7 @@ void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t 
     }
     if (!view.members || view.my_rank < 0) {
         not_replayed(e, creates_request(e.op));
-        return;
+        return nullptr;
     }
     Item& item = add(sendrecv ? ItemKind::sendrecv : ItemKind::receive, e);
     ScheduledCall& call = item.call;
@@ -469,7 +471,7 @@ void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t 
         call.peer_in_comm = from_in_comm;
         call.tag = with_tag.value_or(0);
         call.bytes = std::max<int64_t>(0, value(me, Role::recv_bytes).value_or(0));
-        return;
+        return &item;
     }
     call.source = from_rank;
     call.source_in_comm = from_in_comm;
@@ -487,7 +489,23 @@ void RankStream::receive(const Event& e, const CommunicatorTable& comms, size_t 
     if (!to) {
         items_.pop_back();
         not_replayed(e, false);
+        return nullptr;
     }
+    return &item;
+}
+
+// MPI_Mprobe, and an MPI_Improbe that found a message, took that message off the queue: replay takes
+// it where they did, so that a receive made before the MPI_Mrecv cannot take it instead. One that
+// found nothing is polling, which replay leaves out like any probe.
+void RankStream::matched_probe(const Event& e, const CommunicatorTable& comms, size_t me)
+{
+    if (e.op == Op::Improbe && value(me, Role::completed).value_or(0) == 0) return;
+    Item* item = receive(e, comms, me);
+    if (item == nullptr) return;
+    item->kind = ItemKind::probe;
+    item->call.kind = CallKind::probe;
+    item->call.op = Op::Mprobe;
+    item->call.bytes = 0;
 }
 
 void RankStream::completion(const Event& e, size_t me)
@@ -564,12 +582,15 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     if (is_vector_collective(e.op)) {
         // Per-member sizes: every member derives all counts from everyone's values.
         vector_counts(e.op, participants, *members, call);
+        if (may_receive_in_place(e.op, at_root) && call.recv_bytes == 0) call.in_place = true;
     } else if (has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes)) {
         // Drawn sizes differ between members, and MPI needs them to agree: one block for all,
         // the first participant's (its send side, or its receive side where it sent nothing).
         const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
         call.bytes = block;
         call.recv_bytes = block;
+    } else if (may_receive_in_place(e.op, at_root)) {
+        call.in_place = call.recv_bytes == 0 && call.bytes > 0;
     } else {
         call.in_place = may_be_in_place(e.op, at_root) && call.bytes == 0 && call.recv_bytes > 0;
     }
@@ -626,12 +647,14 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
     // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
     // what. Any matrix with those row and column sums moves the same bytes: the north-west
     // corner rule builds one from the totals alone, the same on every member. Drawn totals that
-    // do not balance go out in even shares instead.
+    // do not balance go out in even shares instead. A member that exchanged in place (MPI_IN_PLACE:
+    // no bytes sent, some received) sent as much as it received.
     std::vector<int64_t> sent(n);
     std::vector<int64_t> received(n);
     for (size_t m = 0; m < n; ++m) {
         sent[m] = of_member(m, Role::bytes);
         received[m] = of_member(m, Role::recv_bytes);
+        if (sent[m] == 0) sent[m] = received[m];
     }
     call.send_counts.assign(n, 0);
     call.recv_counts.assign(n, 0);
@@ -699,6 +722,10 @@ void RankStream::create(const Event& e, const std::vector<Rank>& participants, c
     item.call.comm = parent.value_or(kNoComm);
     item.call.new_comm = got_one ? *made : kNoComm;
     if (members != nullptr) item.call.members = *members;
+    // A split of an intercommunicator pairs each group of one side with the group of the same
+    // colour on the other: both name the pair by the lower of their leaders.
+    const auto remote_leader = value(me, Role::remote_leader);
+    if (remote_leader && *remote_leader >= 0) item.call.remote_leader = static_cast<Rank>(*remote_leader);
 }
 
 // An intercommunicator made from the local group's communicator and the remote group's first rank,

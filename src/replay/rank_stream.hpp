@@ -26,6 +26,7 @@ enum class ItemKind : uint8_t {
     send,         // call: the send (blocking, or creating a request)
     receive,      // call: the receive as recorded (Recv, or Irecv creating a request; Mrecv, Imrecv and
                   // started persistent receives as those); see Asked
+    probe,        // call: a matched probe that took a message (MPI_Mprobe, or an MPI_Improbe that found one)
     sendrecv,     // call: both halves; see Asked for the receive half
     completion,   // see Completion (MPI_Request_free too)
     collective,   // call: the collective, ready (creating a request if non-blocking)
@@ -145,7 +146,8 @@ private:
     void sends(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
     bool world_senders(const Event& e, const std::vector<Rank>& participants);
     void send_of(const Event& e, const std::vector<Rank>& participants, size_t i, const CommunicatorTable& comms);
-    void receive(const Event& e, const CommunicatorTable& comms, size_t me);
+    Item* receive(const Event& e, const CommunicatorTable& comms, size_t me);
+    void matched_probe(const Event& e, const CommunicatorTable& comms, size_t me);
     void completion(const Event& e, size_t me);
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,

@@ -248,6 +248,15 @@ private:
         case ItemKind::request_only:
             pending_.add({});
             return;
+        case ItemKind::probe:
+            // Causal replay takes the probed message where the rank took it; paired replay gives
+            // the MPI_Mrecv a message of its own like any receive.
+            if (causal() && item.asked.source_known && item.asked.tag_known && !item.asked.source_drawn &&
+                !item.asked.tag_drawn) {
+                ScheduledCall call = item.call;
+                issue(call);
+            }
+            return;
         case ItemKind::receive:
             if (causal()) {
                 causal_receive(item);

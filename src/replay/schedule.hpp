@@ -50,7 +50,9 @@ using RequestId = uint64_t;  // 1, 2, ... per rank; 0 means "blocking, no reques
 enum class CallKind : uint8_t {
     compute,     // spend `seconds` computing
     send,        // `op` (Send, Ssend, Isend, Issend) to `peer` with `bytes` and `tag`
-    receive,     // `op` (Recv, or Irecv with `request`) from `peer` of up to `bytes` with `tag`
+    receive,     // `op` (Recv, or Irecv with `request`) from `peer` of up to `bytes` with `tag`; Mrecv and
+                 // Imrecv receive the message a `probe` of the same peer and tag took, where there is one
+    probe,       // `op` Mprobe: take the next message from `peer` with `tag` off the queue, for an Mrecv
     sendrecv,    // `op` (Sendrecv, Sendrecv_replace): to `peer` (`tag`, `bytes`), from `source` (`recv_tag`,
                  // up to `recv_bytes`)
     complete,    // wait for `requests`, as `op` (Wait, Waitall, Waitany, Waitsome) did; or, as
@@ -82,14 +84,16 @@ struct ScheduledCall {
     int64_t recv_tag = 0;
     int64_t recv_bytes = 0;       // sendrecv, collective: the receive side
     int32_t root = -1;            // rooted collective: the root's rank in `comm`
-    bool in_place = false;        // collective: this rank passes MPI_IN_PLACE as its send buffer
+    bool in_place = false;        // collective: this rank passes MPI_IN_PLACE as its send buffer (as
+                                  // its receive buffer at the root of a scatter)
     RequestId request = 0;        // the request a non-blocking call creates
     std::vector<RequestId> requests;      // complete
     std::vector<int64_t> send_counts;     // v-collectives: bytes per rank of `comm`, send side
     std::vector<int64_t> recv_counts;     //                and receive side
     int64_t new_comm = 0;                 // create_comm
     std::vector<Rank> members;            // create_comm: world ranks in new-communicator order (the local group)
-    Rank remote_leader = -1;              // Intercomm_create: world rank of the remote group's first
+    Rank remote_leader = -1;              // Intercomm_create, and a split of an intercommunicator: world
+                                          // rank of the remote group's first
     bool high = false;                    // Intercomm_merge
     int64_t window = -1;                  // one-sided calls and window collectives: this rank's window id
     int64_t target_bytes = 0;             // one-sided: bytes at the target

@@ -92,11 +92,13 @@ void Watchdog::stop(const InCall& call, double seconds) const
     switch (call.kind) {
     case CallKind::send: what += " to rank " + std::to_string(call.peer); break;
     case CallKind::receive:
+    case CallKind::probe:
     case CallKind::sendrecv: what += " with rank " + std::to_string(call.peer); break;
     case CallKind::complete: what += " of " + std::to_string(call.requests) + " requests"; break;
     default: what += " on communicator " + std::to_string(call.comm); break;
     }
-    if (call.kind == CallKind::send || call.kind == CallKind::receive || call.kind == CallKind::sendrecv) {
+    if (call.kind == CallKind::send || call.kind == CallKind::receive || call.kind == CallKind::sendrecv ||
+        call.kind == CallKind::probe) {
         what += " (tag " + std::to_string(call.tag) + ", " + std::to_string(call.bytes) + " bytes)";
     }
     std::string event = "the end of the replay";
