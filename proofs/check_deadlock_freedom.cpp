@@ -747,6 +747,28 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
     CHECK(totals.not_replayed.empty());
 }
 
+// A lossless trace never splits a collective: each instance is one event for all members of its
+// communicator, whatever call sites they used (merge/collective_instances.hpp).
+TEST_CASE("at precision 100 the merge keeps every collective of generated programs together")
+{
+    double seconds = 0;
+    uint64_t count = 0;
+    uint64_t lossless = 0;
+    uint64_t broken = 0;
+    uint64_t shown = 0;
+    for (const auto& o : program_outcomes(seconds, count)) {
+        if (!o.lossless) continue;
+        ++lossless;
+        if (!o.shape_broken) continue;
+        ++broken;
+        if (shown++ < 3) FAIL_CHECK(o.problems.front());
+    }
+    std::printf("deadlock-freedom: %llu lossless program traces, %llu with a collective the merge left apart\n",
+                static_cast<unsigned long long>(lossless), static_cast<unsigned long long>(broken));
+    CHECK(lossless > 0);
+    CHECK(broken == 0);
+}
+
 // Known to fail (issue 9, calls that do not align): where ranks fold a phase differently at
 // precision 80 or less (a loop with a drawn count around a collective that only some members folded
 // so), the merge leaves a collective instance or a creation apart among its members, and replay

@@ -77,6 +77,7 @@ struct Phase {
     Shape shape = Shape::random;
     CancelMode cancel = CancelMode::unmatched;
     std::vector<Op> collectives;
+    bool root_apart = false;  // collectives: the root makes them from call sites of its own
     double work = 0;      // seconds of computation in its loops
 };
 
@@ -85,6 +86,9 @@ struct Block {
     int color_rule = 0;   // split: 0 rank % 2, 1 rank % 3, 2 lower and upper half
     bool key_reversed = false;
     bool last_opts_out = false;  // split: the last rank gives MPI_UNDEFINED
+    // Before its communicator is made, odd world ranks make one of their own and keep it, so that the
+    // same communicator has different ids on different ranks.
+    bool skewed_ids = false;
     int repeats = 1;
     std::vector<Phase> phases;
     Site site = 0;
@@ -494,8 +498,8 @@ Task collectives(Mpi& mpi, Comm comm, const Phase& p)
 {
     for (int step = 0; step < p.iterations; ++step) {
         for (size_t k = 0; k < p.collectives.size(); ++k) {
-            const Site site = site_of(p, 1 + k);
             const int32_t root = static_cast<int32_t>((p.seed + k) % static_cast<uint64_t>(comm.size));
+            const Site site = site_of(p, (p.root_apart && comm.rank == root ? 33 : 1) + k);
             mpi.compute(p.work);
             switch (p.collectives[k]) {
             case Op::Barrier: co_await mpi.barrier(site, comm); break;
@@ -556,6 +560,11 @@ Task rank_program(Mpi& mpi, std::shared_ptr<const ProgramSpec> spec)
     const int32_t n = world.size;
     for (const Block& b : spec->blocks) {
         Comm comm = world;
+        Comm own;
+        if (b.skewed_ids) {
+            own = (co_await mpi.comm_split(mix64(b.site + 4), world, me, 0)).comm;
+            if (me % 2 == 0) co_await mpi.comm_free(mix64(b.site + 5), own);
+        }
         if (b.comm == CommChoice::split) {
             int64_t color = b.color_rule == 0 ? me % 2 : b.color_rule == 1 ? me % 3 : (me < n / 2 ? 0 : 1);
             if (b.last_opts_out && me == n - 1 && n > 1) color = kUndefined;
@@ -570,6 +579,7 @@ Task rank_program(Mpi& mpi, std::shared_ptr<const ProgramSpec> spec)
             }
             if (b.comm != CommChoice::world) co_await mpi.comm_free(mix64(b.site + 3), comm);
         }
+        if (b.skewed_ids && me % 2 == 1) co_await mpi.comm_free(mix64(b.site + 5), own);
     }
 }
 
@@ -628,6 +638,7 @@ Phase draw_phase(Engine& engine, size_t index, int32_t ranks, const ProgramLimit
         p.pattern = Pattern::collectives;
         const Op ops[] = {Op::Barrier, Op::Allreduce, Op::Bcast, Op::Reduce};
         for (int64_t k = pick(engine, 1, 3); k > 0; --k) p.collectives.push_back(ops[pick(engine, 0, 3)]);
+        p.root_apart = (p.seed >> 3) % 2 == 0;  // no draw of its own: other programs stay as they were
         p.iterations = static_cast<int>(pick(engine, 1, std::max(1, std::min(2, limits.max_iterations))));
     }
     return p;
@@ -652,6 +663,7 @@ ProgramSpec draw_program(Engine& engine, const ProgramLimits& limits)
         for (int64_t k = pick(engine, 1, std::max(1, std::min(3, limits.max_phases))); k > 0; --k) {
             block.phases.push_back(draw_phase(engine, phases++, spec.ranks, limits));
         }
+        block.skewed_ids = block.comm != CommChoice::world && block.phases.front().seed % 3 == 0;
         spec.blocks.push_back(std::move(block));
     }
     return spec;

@@ -1,11 +1,14 @@
 #include "merge/rank_merge.hpp"
 
+#include "merge/collective_instances.hpp"
 #include "merge/loop_folding.hpp"
+#include "merge/split_ranks.hpp"
 #include "merge/rank_compute.hpp"
 #include "merge/unroll.hpp"
 #include "trace/trace_file.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -47,6 +50,16 @@ bool same_roles(const Event& a, const Event& b)
     return true;
 }
 
+// Members of one instance name one root (on an intercommunicator the root's own group names it
+// symbolically: MPI_ROOT, MPI_PROC_NULL).
+bool same_root(const Event& a, const Event& b)
+{
+    const Value* ra = a.find(Role::root);
+    const Value* rb = b.find(Role::root);
+    const auto named = [](const Value* root) { return root != nullptr && root->is_exact() && root->exact() >= 0; };
+    return !named(ra) || !named(rb) || *ra == *rb;
+}
+
 bool events_align(const Event& a, const Event& b)
 {
     if (a.op != b.op || !same_roles(a, b)) return false;
@@ -57,12 +70,7 @@ bool events_align(const Event& a, const Event& b)
     const Value* ca = a.find(Role::comm);
     const Value* cb = b.find(Role::comm);
     if (ca == nullptr || cb == nullptr || !(*ca == *cb)) return false;
-    // Members of one instance name one root (on an intercommunicator the root's own group names it
-    // symbolically: MPI_ROOT, MPI_PROC_NULL).
-    const Value* ra = a.find(Role::root);
-    const Value* rb = b.find(Role::root);
-    const auto named = [](const Value* root) { return root != nullptr && root->is_exact() && root->exact() >= 0; };
-    return !named(ra) || !named(rb) || *ra == *rb;
+    return same_root(a, b);
 }
 
 std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
@@ -339,9 +347,38 @@ class Aligner {
 public:
     explicit Aligner(const MergeContext& context) : context_(context) {}
 
+    // The collective instances the top-level nodes of the two sequences hold (collective_instances.hpp):
+    // two nodes that hold different ones never align. Instances of one communicator are each their own,
+    // and the k-th of one colour of a split may meet only the k-th of another, so that every later merge
+    // finds the colours in step.
+    void know_instances(const Sequence& a, const CollectiveInstances& on_a, const Sequence& b,
+                        const CollectiveInstances& on_b)
+    {
+        for (const auto& [seq, on] : {std::pair{&a, &on_a}, std::pair{&b, &on_b}}) {
+            for (size_t i = 0; i < seq->size(); ++i) {
+                std::vector<std::pair<int64_t, int64_t>> held;
+                for (const auto& [stream, range] : on->of(i)) {
+                    if (!range.known) {
+                        held.clear();
+                        break;
+                    }
+                    if (range.end > range.first) held.emplace_back(range.first, range.end);
+                }
+                std::sort(held.begin(), held.end());
+                held.erase(std::unique(held.begin(), held.end()), held.end());
+                if (!held.empty()) instances_[&(*seq)[i]] = std::move(held);
+            }
+        }
+    }
+
     // Weight of aligning a with b (0: they cannot align).
     double weight(const Node& a, const Node& b)
     {
+        if (!instances_.empty()) {
+            const auto x = instances_.find(&a);
+            const auto y = instances_.find(&b);
+            if (x != instances_.end() && y != instances_.end() && x->second != y->second) return 0;
+        }
         if (a.is_event() && b.is_event()) return event_weight(a.event(), b.event());
         if (a.is_event() != b.is_event()) {
             const Loop& loop = (a.is_loop() ? a : b).loop();
@@ -372,6 +409,10 @@ public:
     struct Alignment {
         std::vector<std::pair<size_t, size_t>> pairs;
         double weight = 0;
+        bool conflict = false;  // collective instances that could not all be paired (collective_anchors)
+        // Pairs of nodes holding the same instances that cross one another (where there are any): the
+        // order one side would have to follow to meet the other.
+        std::vector<std::pair<size_t, size_t>> crossing;
     };
 
     Alignment align(const Sequence& a, const Sequence& b) { return align(a, 0, a.size(), b, 0, b.size()); }
@@ -495,6 +536,7 @@ private:
 
     MergeContext context_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
+    std::map<const Node*, std::vector<std::pair<int64_t, int64_t>>> instances_;
 };
 
 Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);
@@ -560,158 +602,160 @@ bool unroll_collective_loops(Sequence& seq)
     return unrolled;
 }
 
-// A communicator a rank uses: its id, and how many creations the rank had taken part in before the
-// one that made it (-1: made before the sequence or out of sight, in a loop). Ids are used again
-// after a free; ranks of different colours of one split share a slot.
-using CommunicatorSlot = std::pair<int64_t, int64_t>;
-
-// Follows, through a sequence's creations in order, which communicator each rank's ids name. A
-// communicator is told by the one it was made from, how many creations the rank had taken part in
-// before, and its colour; its members are the ranks that creation gave it to.
-class CommunicatorTracker {
-public:
-    struct InUse {
-        CommunicatorSlot slot;
-        uint64_t communicator;
-    };
-
-    InUse on(Rank rank, int64_t id) { return in_use_.try_emplace({rank, id}, InUse{{id, -1}, mix(0, id)}).first->second; }
-
-    // After `rank` took part in `e`, made on what `on` says.
-    void took_part(const Event& e, Rank rank, const InUse& on)
-    {
-        const Value* new_comm = e.find(Role::new_comm);
-        if (new_comm == nullptr) return;
-        const int64_t ordinal = creations_[rank]++;
-        const auto made = new_comm->value_for(rank);
-        if (!made) return;
-        const Value* color = e.find(Role::color);
-        const int64_t colour = color ? color->value_for(rank).value_or(-1) : -1;
-        const InUse now{{*made, ordinal}, mix(mix(mix(on.communicator, ordinal), colour), *made)};
-        in_use_[{rank, *made}] = now;
-        members_[now.communicator].push_back(rank);
-    }
-
-    // The members of a communicator a creation in sight made; null for others.
-    const std::vector<Rank>* members(uint64_t communicator) const
-    {
-        const auto found = members_.find(communicator);
-        return found == members_.end() ? nullptr : &found->second;
-    }
-
-private:
-    static uint64_t mix(uint64_t h, int64_t v) { return (h ^ static_cast<uint64_t>(v)) * 0x100000001b3ULL + 0x9e3779b9ULL; }
-
-    std::map<std::pair<Rank, int64_t>, InUse> in_use_;  // (rank, id)
-    std::map<Rank, int64_t> creations_;                 // creations each rank took part in
-    std::map<uint64_t, std::vector<Rank>> members_;
-};
-
-// The ranks that take part in the same top-level collectives and creations on one slot.
-struct CollectiveList {
-    std::vector<size_t> positions;
-    int64_t ranks = 0;
-    std::set<uint64_t> communicators;  // which of them: ranks that share one
-};
-
-// For each slot, the positions of the top-level collectives and creations on it that each rank
-// takes part in (where the id is one for all their ranks), the ranks that take part in exactly
-// those, most ranks first.
-std::map<CommunicatorSlot, std::vector<CollectiveList>> collective_lists(const Sequence& seq)
+// Whether `x` of one side and `y` of the other, which hold the same collective instances, can be one
+// node: events of one operation with the same parameters (whatever call site and communicator id each
+// rank used: ids differ where ranks made different numbers of communicators), or nodes the weights
+// align (loops of the same shape).
+bool same_instance_fits(Aligner& aligner, const Node& x, const Node& y, const MergeContext& context)
 {
-    CommunicatorTracker tracker;
-    // slot -> rank -> (positions, communicator)
-    std::map<CommunicatorSlot, std::map<Rank, std::pair<std::vector<size_t>, uint64_t>>> by_rank;
-    for (size_t i = 0; i < seq.size(); ++i) {
-        if (!seq[i].is_event() || !is_collective(seq[i].event())) continue;
-        const Event& e = seq[i].event();
-        const Value* comm = e.find(Role::comm);
-        if (comm == nullptr || !comm->is_exact()) continue;
-        for (Rank r : e.ranks.expand()) {
-            const auto on = tracker.on(r, comm->exact());
-            auto& used = by_rank[on.slot][r];
-            used.first.push_back(i);
-            used.second = on.communicator;
-            tracker.took_part(e, r, on);
+    if (x.is_event() && y.is_event()) {
+        const Event& e = x.event();
+        const Event& f = y.event();
+        if (e.op != f.op || !same_roles(e, f) || !same_root(e, f)) return false;
+        for (size_t i = 0; i < e.params.size(); ++i) {
+            if (!values_fit(e.params[i].value, f.params[i].value, e.params[i].role, context)) return false;
         }
+        return true;
     }
-    std::map<CommunicatorSlot, std::vector<CollectiveList>> out;
-    for (const auto& [slot, ranks] : by_rank) {
-        std::map<std::vector<size_t>, CollectiveList> lists;
-        for (const auto& [rank, used] : ranks) {
-            CollectiveList& list = lists[used.first];
-            list.positions = used.first;
-            ++list.ranks;
-            list.communicators.insert(used.second);
-        }
-        auto& sorted = out[slot];
-        for (auto& [positions, list] : lists) sorted.push_back(std::move(list));
-        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& x, const auto& y) { return x.ranks > y.ranks; });
-    }
-    return out;
+    return aligner.weight(x, y) > 0;
 }
 
-// Collectives are forced to meet: a rank of one side and a rank of the other that take part in as
-// many collectives on a communicator slot at the top level are taken to share that communicator,
-// and the k-th of one aligns with the k-th of the other; only the stretches between such anchors are
-// matched by weight. (Weights alone may prefer a shifted pairing that lines up more point-to-point
-// calls, and split an instance.) Ranks that share the communicator itself pair first; then, ranks on
-// different communicators of one slot (colours of a split) pair by the same rule, which keeps the
-// instances of each colour in step for the merges to come. Pairings that would cross others are left
-// out; where the anchors of different slots cross, only those on the world, of which every rank of
-// both sides is a member, are anchors.
-std::vector<std::pair<size_t, size_t>> collective_anchors(Aligner& aligner, const Sequence& a, const Sequence& b)
+// Collectives are forced to meet: a node of one side and a node of the other that hold the same
+// instances of a collective (on a communicator, window or file the ranks of both sides use:
+// collective_instances.hpp) align, whatever call sites made them, and only the stretches between
+// such anchors are matched by weight. (Weights alone may prefer a shifted pairing that lines up more
+// point-to-point calls, and split an instance.) Where instances are not held one node to one node in
+// order -- a loop on one side whose iterations the other folded otherwise, or non-blocking
+// collectives on two communicators started in opposite orders -- that is a conflict: the caller
+// unrolls loops and tries again, and the pairs that keep the order are kept. Then ranks on different
+// communicators made by one creation (colours of a split) pair their instances one to one too, where
+// that crosses nothing, which keeps each colour's instances in step for the merges to come.
+Aligner::Alignment collective_anchors(Aligner& aligner, const Sequence& a, const CollectiveInstances& on_a,
+                                      const Sequence& b, const CollectiveInstances& on_b, const MergeContext& context)
 {
-    const auto on_a = collective_lists(a);
-    const auto on_b = collective_lists(b);
-    const auto shared = [](const CollectiveList& x, const CollectiveList& y) {
-        return std::any_of(x.communicators.begin(), x.communicators.end(),
-                           [&](uint64_t c) { return y.communicators.count(c) > 0; });
-    };
-    for (const bool world_only : {false, true}) {
-        std::map<size_t, size_t> a_to_b;
-        std::map<size_t, size_t> b_to_a;
-        const auto pair_lists = [&](const CollectiveList& x, const CollectiveList& y) {
-            if (x.positions.size() != y.positions.size()) return false;
-            for (size_t k = 0; k < x.positions.size(); ++k) {
-                const auto ab = a_to_b.find(x.positions[k]);
-                const auto ba = b_to_a.find(y.positions[k]);
-                const bool free = ab == a_to_b.end() ? ba == b_to_a.end() : ab->second == y.positions[k];
-                if (!free || aligner.weight(a[x.positions[k]], b[y.positions[k]]) <= 0) return false;
-            }
-            for (size_t k = 0; k < x.positions.size(); ++k) {
-                a_to_b[x.positions[k]] = y.positions[k];
-                b_to_a[y.positions[k]] = x.positions[k];
-            }
-            return true;
-        };
-        for (const auto& [slot, lists_a] : on_a) {
-            const auto found = on_b.find(slot);
-            if ((world_only && slot.first != kWorldComm) || found == on_b.end()) continue;
-            std::vector<char> paired(found->second.size(), 0);
-            for (const bool same_communicator : {true, false}) {
-                for (size_t j = 0; j < found->second.size(); ++j) {
-                    for (const auto& list_a : lists_a) {
-                        if (paired[j] || (same_communicator && !shared(list_a, found->second[j]))) continue;
-                        if (pair_lists(list_a, found->second[j])) paired[j] = 1;
-                    }
-                }
+    Aligner::Alignment out;
+    using Held = std::vector<std::pair<size_t, InstanceRange>>;  // (node, its instances), in order
+    const auto by_stream = [](const Sequence& seq, const CollectiveInstances& instances) {
+        std::map<uint64_t, Held> streams;
+        for (size_t i = 0; i < seq.size(); ++i) {
+            for (const auto& [stream, range] : instances.of(i)) {
+                if (range.end > range.first || !range.known) streams[stream].emplace_back(i, range);
             }
         }
-        std::vector<std::pair<size_t, size_t>> anchors(a_to_b.begin(), a_to_b.end());
-        bool ordered = true;
-        for (size_t k = 1; ordered && k < anchors.size(); ++k) ordered = anchors[k - 1].second < anchors[k].second;
-        if (ordered) return anchors;
+        return streams;
+    };
+    const auto streams_a = by_stream(a, on_a);
+    const auto streams_b = by_stream(b, on_b);
+    std::map<size_t, size_t> a_to_b;
+    std::map<size_t, size_t> b_to_a;
+    // Pairs the nodes that hold the same instances; false where they are not one to one.
+    const auto pair_held = [&](const Held& x, const Held& y, bool tentative) {
+        std::vector<std::pair<size_t, size_t>> found;
+        size_t i = 0;
+        size_t j = 0;
+        bool one_to_one = true;
+        while (i < x.size() && j < y.size()) {
+            const auto& [na, ra] = x[i];
+            const auto& [nb, rb] = y[j];
+            if (!ra.known || !rb.known) break;  // beyond a drawn count, nothing is known of this stream
+            if (ra.end <= rb.first) {
+                ++i;
+            } else if (rb.end <= ra.first) {
+                ++j;
+            } else {
+                if (ra == rb) {
+                    found.emplace_back(na, nb);
+                } else {
+                    one_to_one = false;
+                }
+                if (ra.end <= rb.end) ++i;
+                if (rb.end <= ra.end) ++j;
+            }
+        }
+        if (tentative && !one_to_one) return false;
+        for (const auto& [na, nb] : found) {
+            const auto ab = a_to_b.find(na);
+            const auto ba = b_to_a.find(nb);
+            const bool taken = ab != a_to_b.end() || ba != b_to_a.end();
+            if (taken && !(ab != a_to_b.end() && ab->second == nb)) {
+                if (tentative) continue;
+                one_to_one = false;
+                continue;
+            }
+            if (!same_instance_fits(aligner, a[na], b[nb], context)) {
+                if (!tentative) one_to_one = false;
+                continue;
+            }
+            a_to_b[na] = nb;
+            b_to_a[nb] = na;
+        }
+        return one_to_one;
+    };
+    for (const auto& [stream, held_a] : streams_a) {
+        const auto found = streams_b.find(stream);
+        if (found != streams_b.end() && !pair_held(held_a, found->second, false)) out.conflict = true;
     }
-    return {};
+    // Pairs that cross others are left out: the instances of non-blocking collectives started in
+    // opposite orders cannot all meet in one sequence.
+    std::vector<std::pair<size_t, size_t>> kept;
+    for (const auto& [i, j] : a_to_b) {
+        if (kept.empty() || j > kept.back().second) {
+            kept.emplace_back(i, j);
+        } else {
+            out.conflict = true;
+        }
+    }
+    if (kept.size() < a_to_b.size()) out.crossing.assign(a_to_b.begin(), a_to_b.end());
+    a_to_b = std::map<size_t, size_t>(kept.begin(), kept.end());
+    b_to_a.clear();
+    for (const auto& [i, j] : kept) b_to_a[j] = i;
+    // Colours of one split that only one side uses, where that side keeps them in step (each node
+    // holds the same instances of all of them): as one stream of each side.
+    const auto in_step = [](const CollectiveInstances& instances, const std::map<uint64_t, Held>& own,
+                            const std::map<uint64_t, Held>& other) {
+        std::map<uint64_t, std::optional<Held>> by_birth;
+        for (const auto& [stream, held] : own) {
+            const auto birth = instances.birth(stream);
+            if (!birth || other.count(stream)) continue;
+            auto [at, first] = by_birth.try_emplace(*birth, held);
+            if (!first && at->second && !(*at->second == held)) at->second.reset();
+        }
+        return by_birth;
+    };
+    const auto siblings_a = in_step(on_a, streams_a, streams_b);
+    const auto siblings_b = in_step(on_b, streams_b, streams_a);
+    for (const auto& [birth, held_a] : siblings_a) {
+        const auto found = siblings_b.find(birth);
+        if (!held_a || found == siblings_b.end() || !found->second) continue;
+        const auto before = a_to_b;
+        pair_held(*held_a, *found->second, true);
+        // Kept only where they cross no anchor.
+        const std::vector<std::pair<size_t, size_t>> all(a_to_b.begin(), a_to_b.end());
+        const bool ordered = std::adjacent_find(all.begin(), all.end(), [](const auto& x, const auto& y) {
+                                 return y.second <= x.second;
+                             }) == all.end();
+        if (!ordered) {
+            a_to_b = before;
+            b_to_a.clear();
+            for (const auto& [i, j] : a_to_b) b_to_a[j] = i;
+        }
+    }
+    out.pairs.assign(a_to_b.begin(), a_to_b.end());
+    return out;
 }
 
 Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const MergeContext& context)
 {
     // A fresh aligner each time: its cache is keyed by node addresses, which moving frees.
     Aligner aligner(context);
-    const auto anchors = collective_anchors(aligner, a, b);
+    const CollectiveInstances on_a(a);
+    const CollectiveInstances on_b(b);
+    aligner.know_instances(a, on_a, b, on_b);
+    const auto anchored = collective_anchors(aligner, a, on_a, b, on_b, context);
+    const auto& anchors = anchored.pairs;
     Aligner::Alignment out;
+    out.conflict = anchored.conflict && context.rule.precision == 100;
+    if (out.conflict) out.crossing = anchored.crossing;
     size_t i = 0;
     size_t j = 0;
     for (size_t k = 0; k <= anchors.size(); ++k) {
@@ -721,7 +765,7 @@ Aligner::Alignment align_sequences(const Sequence& a, const Sequence& b, const M
         out.weight += between.weight;
         if (k == anchors.size()) break;
         out.pairs.emplace_back(end_a, end_b);
-        out.weight += aligner.weight(a[end_a], b[end_b]);
+        out.weight += std::max(aligner.weight(a[end_a], b[end_b]), 1.0);
         i = end_a + 1;
         j = end_b + 1;
     }
@@ -780,6 +824,88 @@ void join_optional_repeats(Sequence& seq, const MergeContext& context)
     seq = std::move(out);
 }
 
+// Reorders `seq` so that the nodes `pairs` name (first of each pair) come in the order of the second,
+// as far as every rank's own order allows: nodes that no rank shares may come in either order (the
+// instances of different colours of a split, which one half of the job joined in one order and the
+// other half in another). Nodes no pair names keep their place before the next that one does.
+// Returns whether the order changed.
+bool follow_order(Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs)
+{
+    const size_t n = seq.size();
+    constexpr size_t kLast = std::numeric_limits<size_t>::max();
+    std::vector<size_t> key(n, kLast);
+    for (const auto& [i, j] : pairs) key[i] = j;
+    for (size_t i = n; i-- > 1;) {
+        if (key[i - 1] == kLast) key[i - 1] = key[i];
+    }
+    // Every rank's order: each node after the rank's previous one.
+    std::vector<std::vector<size_t>> after(n);
+    std::vector<size_t> waiting_for(n, 0);
+    std::map<Rank, size_t> previous;
+    for (size_t i = 0; i < n; ++i) {
+        for (Rank r : participants(seq[i]).expand()) {
+            const auto [at, first] = previous.try_emplace(r, i);
+            if (!first) {
+                after[at->second].push_back(i);
+                ++waiting_for[i];
+                at->second = i;
+            }
+        }
+    }
+    std::set<std::pair<size_t, size_t>> ready;  // (key, original place)
+    for (size_t i = 0; i < n; ++i) {
+        if (waiting_for[i] == 0) ready.emplace(key[i], i);
+    }
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+        const size_t i = ready.begin()->second;
+        ready.erase(ready.begin());
+        order.push_back(i);
+        for (size_t next : after[i]) {
+            if (--waiting_for[next] == 0) ready.emplace(key[next], next);
+        }
+    }
+    if (std::is_sorted(order.begin(), order.end())) return false;
+    Sequence out;
+    out.reserve(n);
+    for (size_t i : order) out.push_back(std::move(seq[i]));
+    seq = std::move(out);
+    return true;
+}
+
+// Pulls apart, by ranks, the events an earlier merge made of collectives on several communicators
+// (colours of a split) and the loops around collectives that ran a different number of times on
+// different ranks, so that each part holds the instances of one communicator, or runs one count:
+// where the other side of a merge holds those instances in different nodes, or unrolled, only the
+// parts can meet theirs. Returns whether it pulled any apart.
+bool pull_apart(Sequence& seq)
+{
+    const CollectiveInstances instances(seq);
+    Sequence out;
+    bool pulled = false;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        std::vector<RankList> groups;
+        if (seq[i].is_event() && instances.ranks_by_stream(i).size() > 1) {
+            for (const auto& [stream, ranks] : instances.ranks_by_stream(i)) {
+                std::vector<Rank> sorted = ranks;
+                std::sort(sorted.begin(), sorted.end());
+                groups.push_back(RankList::from_sorted(sorted));
+            }
+        } else if (seq[i].is_loop() && seq[i].loop().iterations.is_per_rank() &&
+                   contains_collective(seq[i].loop().body)) {
+            for (const auto& entry : seq[i].loop().iterations.per_rank()) groups.push_back(entry.ranks);
+        }
+        if (groups.size() < 2) {
+            out.push_back(std::move(seq[i]));
+            continue;
+        }
+        for (auto& part : split_by(seq[i], groups)) out.push_back(std::move(part));
+        pulled = true;
+    }
+    seq = std::move(out);
+    return pulled;
+}
+
 // `weight_*`: how many times each side's sequence runs per rank (the product of the loops around it).
 Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context)
 {
@@ -799,12 +925,26 @@ Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weigh
         if (turned_a || turned_b) alignment = align_sequences(a, b, context);
     }
     while (context.across == Across::ranks) {
-        if (!collective_left(a, alignment.pairs, true, shared) || !collective_left(b, alignment.pairs, false, shared)) {
-            break;
+        const bool apart =
+            collective_left(a, alignment.pairs, true, shared) && collective_left(b, alignment.pairs, false, shared);
+        if (!apart && !alignment.conflict) break;
+        // Instances of different communicators that the two sides hold in different orders: one side
+        // follows the other's, where its ranks' orders allow.
+        if (!alignment.crossing.empty()) {
+            auto reversed = alignment.crossing;
+            for (auto& [i, j] : reversed) std::swap(i, j);
+            if (follow_order(a, alignment.crossing) || follow_order(b, reversed)) {
+                alignment = align_sequences(a, b, context);
+                continue;
+            }
         }
         const bool unrolled_a = unroll_collective_loops(a);
         const bool unrolled_b = unroll_collective_loops(b);
-        if (!unrolled_a && !unrolled_b) break;
+        if (!unrolled_a && !unrolled_b) {
+            const bool pulled_a = alignment.conflict && pull_apart(a);
+            const bool pulled_b = alignment.conflict && pull_apart(b);
+            if (!pulled_a && !pulled_b) break;
+        }
         alignment = align_sequences(a, b, context);
     }
     // Within a rank a node one side lacks is optional. Across ranks it keeps its own participants,
@@ -949,7 +1089,7 @@ private:
     // The communicator `rank` names `id`, and its members (null where no creation in sight says).
     std::pair<uint64_t, const std::vector<Rank>*> communicator(Rank rank, int64_t id)
     {
-        const uint64_t which = tracker_.on(rank, id).communicator;
+        const uint64_t which = tracker_.communicator(rank, id);
         return {which, id == kWorldComm ? &world_ : tracker_.members(which)};
     }
 
@@ -969,7 +1109,7 @@ private:
                     if (!e.ranks.contains(m)) return false;
                 }
             }
-            tracker_.took_part(e, r, tracker_.on(r, *id));
+            tracker_.take_part(e, r);
         }
         return true;
     }
@@ -997,7 +1137,7 @@ private:
     }
 
     std::vector<Rank> world_;
-    CommunicatorTracker tracker_;
+    StreamTracker tracker_;
 };
 
 }  // namespace
