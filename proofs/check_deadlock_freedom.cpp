@@ -307,6 +307,7 @@ std::vector<sim::Action> actions_of(const Schedule& schedule)
             break;
         case CallKind::one_sided:
         case CallKind::probe:
+        case CallKind::buffer:
         case CallKind::io: continue;  // the simulated programs make none
         }
         if (call.request != 0) created[call.request] = actions.size();

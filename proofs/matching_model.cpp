@@ -316,7 +316,8 @@ bool Model::advance(Rank rank)
     case CallKind::free_comm: return free_comm(rank, call);
     case CallKind::one_sided: return one_sided(rank, call);
     case CallKind::io:     // the generated programs make none; a rank's own if they did
-    case CallKind::probe:  // the generated programs make none
+    case CallKind::probe:   // the generated programs make none
+    case CallKind::buffer:  // likewise
         return step(state);
     }
     fail(where({rank, state.pc}) + ": unknown call kind");
@@ -886,6 +887,8 @@ std::string describe_call(const replay::ScheduledCall& call)
         return name_of(call.op) + " on window " + std::to_string(call.window) + " to " + peer_text() + request_text();
     case CallKind::io:
         return name_of(call.op) + " on file " + std::to_string(call.file) + request_text();
+    case CallKind::buffer:
+        return name_of(call.op) + " of " + std::to_string(call.bytes) + " bytes";
     }
     return "unknown call";
 }

@@ -26,7 +26,7 @@ enum : uint64_t {
     target_type = 1ull << 35, assertion = 1ull << 36, lock_type = 1ull << 37, group = 1ull << 38,
     file = 1ull << 39, newfile = 1ull << 40, freefile = 1ull << 41, filename = 1ull << 42, amode = 1ull << 43,
     offset = 1ull << 44, whence = 1ull << 45, file_size = 1ull << 46, file_size_out = 1ull << 47, disp = 1ull << 48,
-    etype = 1ull << 49, filetype = 1ull << 50, recvbuf = 1ull << 51,
+    etype = 1ull << 49, filetype = 1ull << 50, recvbuf = 1ull << 51, buffer_size = 1ull << 52,
 };
 }  // namespace arg
 
@@ -82,6 +82,7 @@ struct CallArgs {
     MPI_Offset disp = 0;
     MPI_Datatype etype = MPI_DATATYPE_NULL;
     MPI_Datatype filetype = MPI_DATATYPE_NULL;
+    int buffer_size = 0;  // MPI_Buffer_attach
     // POSIX I/O (capture/posix_io.cpp); filename, offset, whence and file_size as above.
     int fd = -1;                // the descriptor used (a stream's), or the one an open made
     int directory_fd = AT_FDCWD;  // openat's

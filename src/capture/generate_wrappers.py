@@ -82,7 +82,7 @@ C_BEFORE = {  # role -> code run before the PMPI call; NAME is the argument
     "file": "a.file = NAME;", "freefile": "a.file = *NAME;", "filename": "a.filename = NAME;",
     "amode": "a.amode = NAME;", "offset": "a.offset = NAME;", "whence": "a.whence = NAME;",
     "file_size": "a.file_size = NAME;", "disp": "a.disp = NAME;", "etype": "a.etype = NAME;",
-    "filetype": "a.filetype = NAME;",
+    "filetype": "a.filetype = NAME;", "buffer_size": "a.buffer_size = NAME;",
 }
 C_AFTER = {  # role -> code run after the PMPI call
     "newcomm": "a.newcomm = *NAME;", "newcomm_later": "a.newcomm_slot = NAME;", "newwin": "a.newwin = *NAME;",
@@ -112,7 +112,7 @@ F_BEFORE = {
     "filename": "a.filename = NAME; a.filename_length = static_cast<int>(NAME_len);",
     "amode": "a.amode = *NAME;", "offset": "a.offset = *NAME;", "whence": "a.whence = *NAME;",
     "file_size": "a.file_size = *NAME;", "disp": "a.disp = *NAME;", "etype": "a.etype = PMPI_Type_f2c(*NAME);",
-    "filetype": "a.filetype = PMPI_Type_f2c(*NAME);",
+    "filetype": "a.filetype = PMPI_Type_f2c(*NAME);", "buffer_size": "a.buffer_size = *NAME;",
 }
 F_LATE_BEFORE = {  # need the scalars above first
     "sendtypes": "a.sendtypes = call.types_from_fortran(NAME, htrace::capture::send_peer_count(call));",

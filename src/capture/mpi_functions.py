@@ -25,6 +25,7 @@ Kinds (what the recorder does with the call):
                      from `comm`
   comm_free          frees `freecomm`
   io                 MPI-IO on file `file` (bytes written: count+datatype; read: recvcount+recvtype)
+  buffer             attaches (`buffer_size`) or detaches the buffer buffered sends go through
   one_sided          a one-sided call of the origin alone on window `win`: data movement to or from
                      `peer` (count+datatype at the origin, target_count+target_type at the target,
                      recvcount+recvtype the result of Get_accumulate), or synchronization (lock_type,
@@ -58,6 +59,7 @@ Roles and what the trace makes of them:
   offset             an explicit offset or a seek's, in etypes of the view
   disp, etype, filetype    a view: its displacement in bytes, its etype and filetype
   file_size, file_size_out the size set, or got
+  buffer_size        MPI_Buffer_attach's size in bytes
 
 Send-side bytes of Scatter/Scatterv count only at the root, receive-side bytes of Gather/Gatherv
 only at the root, as MPI says those arguments are significant only there.
@@ -291,6 +293,12 @@ FUNCTIONS = [
         *[(f"File_{verb}{how}_end", FILE + (", const void *buf" if verb == "write" else ", void *buf") +
            ", MPI_Status *status:status") for verb in ("read", "write") for how in ("_at_all", "_all", "_ordered")],
     ]],
+
+    # Added with trace format 15. A trace names operations by their place in this table: new functions
+    # go at its end, so that traces of earlier builds keep their meaning (trace_file.cpp reads them).
+    # The buffer buffered sends go through: replay attaches one as large where the program did.
+    ("Buffer_attach", "buffer", "void *buffer, int size:buffer_size"),
+    ("Buffer_detach", "buffer", "void *buffer_addr, int *size"),
 ]
 
 # Wrapped by no generated wrapper at all: handle conversions and clocks are not communication, are

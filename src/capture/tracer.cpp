@@ -593,6 +593,10 @@ void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
         call.add(Role::comm, comms_.remove(args.comm));
         return;
     }
+    if (kind == OperationKind::buffer) {
+        if (op == Op::Buffer_attach) call.add(Role::bytes, args.buffer_size);
+        return;
+    }
     if (kind == OperationKind::request_free) {
         add_request_free(call, args);
         return;
@@ -947,6 +951,7 @@ void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
             call.add(made.init == Op::Recv_init ? Role::recv_bytes : Role::bytes, made.bytes);
             call.add(Role::comm, made.comm.id);
             if (made.init == Op::Ssend_init) call.add(Role::synchronous, 1);
+            if (made.init == Op::Bsend_init) call.add(Role::buffered, 1);
             if (made.init == Op::Recv_init && (made.peer == MPI_ANY_SOURCE || made.tag == MPI_ANY_TAG)) {
                 wildcard_receives_[request].push_back(
                     {made.comm, made.peer == MPI_ANY_SOURCE, made.tag == MPI_ANY_TAG});

@@ -64,7 +64,7 @@ bool makes_or_frees_handles(const Node& node)
     return any_event(node, [](const Event& e) {
         const OperationKind kind = operation_kind(e.op);
         return kind == OperationKind::comm_create || kind == OperationKind::comm_free ||
-               kind == OperationKind::one_sided || is_window_collective(e.op);
+               kind == OperationKind::one_sided || kind == OperationKind::buffer || is_window_collective(e.op);
     });
 }
 

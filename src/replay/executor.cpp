@@ -48,6 +48,11 @@ Executor::Executor(Watchdog* watchdog, Files* files)
 
 Executor::~Executor()
 {
+    if (attached_ != nullptr) {
+        void* given_back = nullptr;
+        int size = 0;
+        MPI_Buffer_detach(&given_back, &size);
+    }
     for (auto& [id, comm] : comms_) {
         if (id > 1 && comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     }
@@ -89,20 +94,12 @@ void Executor::issue_call(const ScheduledCall& call)
         compute_for(call.seconds);
         compute_seconds_ += call.seconds;
         return;
-    case CallKind::send: {
-        const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
-        char* buffer = send_.at_least(call.bytes);
-        const int n = as_count(call.bytes);
-        const int tag = static_cast<int>(call.tag);
-        switch (call.op) {
-        case Op::Send: MPI_Send(buffer, n, MPI_BYTE, peer, tag, comm(call.comm)); break;
-        case Op::Ssend: MPI_Ssend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm)); break;
-        case Op::Issend: MPI_Issend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request)); break;
-        default: MPI_Isend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request)); break;
-        }
-        count(call.op, call.bytes);
+    case CallKind::send:
+        send(call);
         return;
-    }
+    case CallKind::buffer:
+        buffer(call);
+        return;
     case CallKind::receive:
         receive(call);
         return;
@@ -170,6 +167,59 @@ void Executor::issue_call(const ScheduledCall& call)
         return;
     }
     }
+}
+
+// A buffered send goes through the buffer the trace attached, and as a standard send where none is
+// (a trace that does not show it: one attached before MPI_Init returned).
+void Executor::send(const ScheduledCall& call)
+{
+    const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
+    char* buffer = send_.at_least(call.bytes);
+    const int n = as_count(call.bytes);
+    const int tag = static_cast<int>(call.tag);
+    const bool buffered = attached_ != nullptr;
+    Op issued = call.op;
+    switch (call.op) {
+    case Op::Send: MPI_Send(buffer, n, MPI_BYTE, peer, tag, comm(call.comm)); break;
+    case Op::Ssend: MPI_Ssend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm)); break;
+    case Op::Bsend:
+        if (buffered) {
+            MPI_Bsend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm));
+        } else {
+            MPI_Send(buffer, n, MPI_BYTE, peer, tag, comm(call.comm));
+            issued = Op::Send;
+        }
+        break;
+    case Op::Issend: MPI_Issend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request)); break;
+    case Op::Ibsend:
+        if (buffered) {
+            MPI_Ibsend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request));
+            break;
+        }
+        issued = Op::Isend;
+        [[fallthrough]];
+    default: MPI_Isend(buffer, n, MPI_BYTE, peer, tag, comm(call.comm), new_request(call.request)); break;
+    }
+    count(issued, call.bytes);
+}
+
+// Attaches a buffer of the recorded size, or detaches it: MPI_Buffer_detach waits until the messages
+// in it have gone, as the program's did. Where message sizes were drawn, one of the largest fits.
+void Executor::buffer(const ScheduledCall& call)
+{
+    if (call.op == Op::Buffer_attach) {
+        if (attached_ != nullptr) return;  // MPI allows one at a time; the run's second failed
+        const int64_t size = std::max<int64_t>(call.bytes, call.recv_bytes > 0 ? call.recv_bytes + MPI_BSEND_OVERHEAD : 0);
+        attached_ = std::make_unique<char[]>(static_cast<size_t>(std::max<int64_t>(size, 1)));
+        MPI_Buffer_attach(attached_.get(), as_count(size));
+    } else {
+        if (attached_ == nullptr) return;
+        void* given_back = nullptr;
+        int size = 0;
+        MPI_Buffer_detach(&given_back, &size);
+        attached_.reset();
+    }
+    count(call.op, call.bytes);
 }
 
 // Schedules name every receive's source and tag: wildcards are replaced by what they matched. An

@@ -52,6 +52,8 @@ private:
 
     void issue_call(const ScheduledCall& call);
     void receive(const ScheduledCall& call);
+    void send(const ScheduledCall& call);
+    void buffer(const ScheduledCall& call);
     void complete(const ScheduledCall& call);
     void collective(const ScheduledCall& call);
     void create(const ScheduledCall& call);
@@ -84,6 +86,8 @@ private:
     std::vector<IssuedTotals> totals_;
     std::vector<uint64_t> left_out_;
     Windows windows_;  // freed after the communicators they were made on, as MPI allows
+    // The buffer of buffered sends, while one is attached (MPI_Buffer_detach gives it back).
+    std::unique_ptr<char[]> attached_;
     Watchdog* watchdog_;
     Files* files_;
     double compute_seconds_ = 0;

@@ -6,17 +6,18 @@
 namespace htrace::replay {
 namespace {
 
-// Buffered and ready sends need what replay cannot promise (an attached buffer, a receive already
-// posted in real time): they go out as standard sends, moving the same bytes. A started persistent
-// send goes out as the non-blocking send its init describes.
+// Ready sends need what replay cannot promise (a receive already posted in real time): they go out
+// as standard sends, moving the same bytes. Buffered sends go through the buffer the trace attached
+// (the executor sends them as standard ones where none is). A started persistent send goes out as the
+// non-blocking send its init describes.
 Op replayed_send(const Event& e)
 {
     switch (e.op) {
-    case Op::Bsend:
     case Op::Rsend: return Op::Send;
-    case Op::Ibsend:
     case Op::Irsend: return Op::Isend;
-    case Op::Start: return e.find(Role::synchronous) != nullptr ? Op::Issend : Op::Isend;
+    case Op::Start:
+        if (e.find(Role::synchronous) != nullptr) return Op::Issend;
+        return e.find(Role::buffered) != nullptr ? Op::Ibsend : Op::Isend;
     default: return e.op;
     }
 }
@@ -296,6 +297,9 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
         break;
     case OperationKind::io:
         if (taking_part) io(e, me);
+        break;
+    case OperationKind::buffer:
+        if (taking_part) buffer(e, me);
         break;
     case OperationKind::comm_create:
         if (taking_part) create(e, participants, comms, me);
@@ -792,6 +796,23 @@ void RankStream::withdraw_cancelled(const Event& e, const std::vector<Rank>& par
             }
         }
     }
+}
+
+// The buffer buffered sends go through. Where its size was drawn, it is attached as large as the
+// largest the histogram holds: the sends drawn into it hand out the recorded sizes, and the run's
+// largest buffer held what the run's sends needed at once. Where message sizes were drawn, it also
+// holds the largest message (recv_bytes).
+void RankStream::buffer(const Event& e, size_t me)
+{
+    const Value* size = e.find(Role::bytes);
+    if (e.op == Op::Buffer_attach && size == nullptr) {  // a trace of format 14 or older: recorded by name only
+        ++summary_.by_name_only;
+        return;
+    }
+    Item& item = add(ItemKind::buffer, e);
+    item.call.kind = CallKind::buffer;
+    if (size != nullptr) item.call.bytes = size->is_histogram() ? largest(*size) : value(me, Role::bytes).value_or(0);
+    if (message_sizes_drawn_) item.call.recv_bytes = largest_message_;
 }
 
 // A call that cannot be replayed still holds its place among the rank's requests if it made one.

@@ -37,6 +37,7 @@ enum class ItemKind : uint8_t {
     withdrawn,    // an incoming message whose send the sender cancelled (its cancel won): nothing to do
     one_sided,    // call: a one-sided call, ready (creating a request for Rput and its kin)
     io,           // call: an MPI-IO call, ready
+    buffer,       // call: attaching or detaching the buffer of buffered sends, ready
 };
 
 // A communicator as one rank knows it, to turn a relative peer into a world rank later. The members
@@ -162,6 +163,7 @@ private:
     void one_sided(const Event& e, size_t me);
     // MPI-IO (io_stream.cpp).
     void io(const Event& e, size_t me);
+    void buffer(const Event& e, size_t me);
     void not_replayed(const Event& e, bool creates_request);
     Item& add(ItemKind kind, const Event& e);
 

@@ -248,6 +248,11 @@ private:
         case ItemKind::request_only:
             pending_.add({});
             return;
+        case ItemKind::buffer: {
+            ScheduledCall call = item.call;
+            issue(call);
+            return;
+        }
         case ItemKind::probe:
             // Causal replay takes the probed message where the rank took it; paired replay gives
             // the MPI_Mrecv a message of its own like any receive.

@@ -49,7 +49,7 @@ using RequestId = uint64_t;  // 1, 2, ... per rank; 0 means "blocking, no reques
 
 enum class CallKind : uint8_t {
     compute,     // spend `seconds` computing
-    send,        // `op` (Send, Ssend, Isend, Issend) to `peer` with `bytes` and `tag`
+    send,        // `op` (Send, Ssend, Bsend, Isend, Issend, Ibsend) to `peer` with `bytes` and `tag`
     receive,     // `op` (Recv, or Irecv with `request`) from `peer` of up to `bytes` with `tag`; Mrecv and
                  // Imrecv receive the message a `probe` of the same peer and tag took, where there is one
     probe,       // `op` Mprobe: take the next message from `peer` with `tag` off the queue, for an Mrecv
@@ -66,6 +66,7 @@ enum class CallKind : uint8_t {
     one_sided,   // `op` on window `window`: to or from `peer` (`bytes` at the origin, `target_bytes` at
                  // the target, `recv_bytes` of a result), or its synchronization (`assertion`,
                  // `lock_type`, `group`); window creation, free and fence are collectives
+    buffer,      // `op` Buffer_attach (a buffer of `bytes`) or Buffer_detach, for buffered sends
     io,          // MPI-IO or POSIX I/O `op` on file `file` (opened on `comm` as `path`, with `amode`):
                  // `bytes` written or `recv_bytes` read at `offset` (bytes from the view's start), a
                  // seek (`offset`, `whence`), a size (`file_size`) or a view (`view_disp`, `view`)

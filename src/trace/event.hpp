@@ -59,8 +59,9 @@ enum class Role : uint8_t {
     view_blocks,
     view_stride,
     view_extent,
+    buffered,      // 1 on the MPI_Start of a request MPI_Bsend_init made (its send goes through the buffer)
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::view_extent) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::buffered) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...

@@ -12,7 +12,7 @@ namespace htrace {
 
 enum class OperationKind : uint8_t {
     init, finalize, send, recv, sendrecv, probe, completion, collective, comm_create, comm_free, one_sided, opaque,
-    persistent_init, start, request_free, cancel, io,
+    persistent_init, start, request_free, cancel, io, buffer,
 };
 
 enum class Op : uint16_t {

@@ -376,6 +376,7 @@ std::string_view kind_name(OperationKind kind)
     case OperationKind::request_free: return "request_free";
     case OperationKind::cancel: return "cancel";
     case OperationKind::io: return "io";
+    case OperationKind::buffer: return "buffer";
     }
     return "unknown";
 }

@@ -501,6 +501,7 @@ void write_header(Encoder& out, const TraceHeader& h)
 // The modelled operation codes of this build: a trace is only understood by a build whose table
 // gives the same codes, which the format version promises; the count is stored as a check.
 uint64_t modelled_operation_count() { return static_cast<uint64_t>(Op::first_opaque); }
+uint64_t modelled_mpi_operation_count() { return static_cast<uint64_t>(Op::posix_open); }
 
 // ---- Reading --------------------------------------------------------------------------------------
 
@@ -510,8 +511,9 @@ constexpr int64_t kMostRanks = int64_t(1) << 24;
 class BodyReader {
 public:
     BodyReader(Decoder& in, Times times, uint64_t version = kTraceFormatVersion,
-               std::optional<HistogramConfig> shared_config = std::nullopt)
-        : in_(in), times_(times), version_(version), shared_config_(shared_config)
+               std::optional<HistogramConfig> shared_config = std::nullopt,
+               uint64_t writer_modelled = modelled_operation_count())
+        : in_(in), times_(times), version_(version), shared_config_(shared_config), writer_modelled_(writer_modelled)
     {
     }
 
@@ -734,8 +736,7 @@ public:
     Event event()
     {
         Event e;
-        const uint64_t code = in_.unsigned_int();
-        e.op = static_cast<Op>(code);  // opaque codes are mapped to names once the table is read
+        e.op = static_cast<Op>(this_build_code(in_.unsigned_int()));  // opaque ones get names once the table is read
         e.signature = signature();
         e.ranks = ranks();
         const size_t n = in_.count();
@@ -864,6 +865,17 @@ public:
     }
 
 private:
+    // A code of a build whose table of MPI functions is a beginning of this one's (functions are added
+    // at its end): its POSIX operations and opaque codes come that many places earlier.
+    uint64_t this_build_code(uint64_t code) const
+    {
+        const uint64_t posix = modelled_operation_count() - modelled_mpi_operation_count();
+        const uint64_t writer_mpi = writer_modelled_ - posix;
+        if (code < writer_mpi) return code;
+        if (code < writer_modelled_) return code - writer_mpi + modelled_mpi_operation_count();
+        return code - writer_modelled_ + modelled_operation_count();
+    }
+
     void resolve(Sequence& seq, const std::vector<Op>& ops)
     {
         for (auto& node : seq) {
@@ -887,6 +899,7 @@ private:
     Times times_;
     uint64_t version_;
     std::optional<HistogramConfig> shared_config_;
+    uint64_t writer_modelled_;
     std::vector<uint64_t> signatures_;
 };
 
@@ -1031,14 +1044,16 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
         }
     }
     Decoder in(payload, payload_end, payload_start);
+    // Builds add MPI functions at the end of their table: an older build's codes are read as this one's.
     const uint64_t modelled = in.unsigned_int();
-    if (in.ok() && modelled != modelled_operation_count()) {
+    const uint64_t posix = modelled_operation_count() - modelled_mpi_operation_count();
+    if (in.ok() && (modelled > modelled_operation_count() || modelled < posix)) {
         return {std::nullopt, "written by a build that models " + std::to_string(modelled) +
-                                  " MPI functions, this build models " + std::to_string(modelled_operation_count())};
+                                  " operations, this build models " + std::to_string(modelled_operation_count())};
     }
     Trace trace;
     trace.header = read_header(in);
-    BodyReader body(in, Times::nanoseconds, version, trace.header.histogram);
+    BodyReader body(in, Times::nanoseconds, version, trace.header.histogram, modelled);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));

@@ -24,7 +24,7 @@ namespace htrace {
 // position is a small value of its own (trace/completion_set.hpp), older sets are converted when
 // read; 13: histograms say whether they are alike on every rank (Value); 14: loops whose last
 // iteration leaves out the end of the body (Loop), signatures as 32 bits (6 to 13 still read).
-inline constexpr uint32_t kTraceFormatVersion = 14;
+inline constexpr uint32_t kTraceFormatVersion = 15;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).
