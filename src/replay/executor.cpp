@@ -428,21 +428,21 @@ void Executor::collective(const ScheduledCall& call)
                         request);
         break;
     case Op::Alltoallv:
-        MPI_Alltoallv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
+        MPI_Alltoallv(in, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
                       recv_displacements_.data(), MPI_BYTE, c);
         break;
     case Op::Ialltoallv:
-        MPI_Ialltoallv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
+        MPI_Ialltoallv(in, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
                        recv_displacements_.data(), MPI_BYTE, c, request);
         break;
     case Op::Alltoallw:
     case Op::Ialltoallw: {
         // Alltoallw's displacements are in bytes, which MPI_BYTE makes the same as Alltoallv's.
         if (call.op == Op::Alltoallw) {
-            MPI_Alltoallw(send, counts_.data(), displacements_.data(), types_.data(), recv, recv_counts_.data(),
+            MPI_Alltoallw(in, counts_.data(), displacements_.data(), types_.data(), recv, recv_counts_.data(),
                           recv_displacements_.data(), types_.data(), c);
         } else {
-            MPI_Ialltoallw(send, counts_.data(), displacements_.data(), types_.data(), recv, recv_counts_.data(),
+            MPI_Ialltoallw(in, counts_.data(), displacements_.data(), types_.data(), recv, recv_counts_.data(),
                            recv_displacements_.data(), types_.data(), c, request);
         }
         break;

@@ -22,7 +22,7 @@ void RankStream::window_collective(const Event& e, const std::vector<Rank>& part
             view.my_rank = comms.rank_in(me_, *comm, me_).value_or(-1);
         }
     } else if (found != windows_.end()) {
-        view = found->second;
+        view = found->second.comm;
     }
     // Like any collective, only where every member of the window's communicator takes part.
     const bool all_take_part = window && *window >= 0 && view.members && view.my_rank >= 0 &&
@@ -40,9 +40,16 @@ void RankStream::window_collective(const Event& e, const std::vector<Rank>& part
     call.window = *window;
     call.bytes = std::max<int64_t>(0, value(me, Role::bytes).value_or(0));
     call.assertion = value(me, Role::assertion).value_or(0);
-    // A dynamic window gets memory for the largest access the trace makes.
+    // A dynamic window gets memory for the largest access the trace makes. Where a window's size, or
+    // the size of accesses, was drawn, the two were drawn apart: the window is made as large as the
+    // largest its size histogram holds and as the largest access, so every drawn access falls inside.
     if (e.op == Op::Win_create_dynamic) call.recv_bytes = largest_target_;
-    if (creation) windows_[*window] = view;
+    const Value* size = e.find(Role::bytes);
+    if (creation && size != nullptr && (size->is_histogram() || target_sizes_drawn_)) {
+        const int64_t most = size->is_histogram() ? size->histogram().max().value : call.bytes;
+        call.bytes = std::max({call.bytes, most, largest_target_});
+    }
+    if (creation) windows_[*window] = Window{view, {}, false, {}};
     if (e.op == Op::Win_free) windows_.erase(found);
 }
 
@@ -54,7 +61,7 @@ void RankStream::one_sided(const Event& e, size_t me)
         not_replayed(e, creates_request(e.op));
         return;
     }
-    const CommView& view = found->second;
+    const CommView& view = found->second.comm;
     Item& item = add(ItemKind::one_sided, e);
     item.creates_request = creates_request(e.op);
     ScheduledCall& call = item.call;
@@ -91,6 +98,54 @@ void RankStream::one_sided(const Event& e, size_t me)
         case Role::lock_type: call.lock_type = *v; break;
         default: break;
         }
+    }
+    keep_target_in_epoch(e, found->second, call);
+    // MPI needs an access's origin, target and result to describe as many bytes; where a size was
+    // drawn, the three were drawn apart, and the target's (the window holds it) stands for all.
+    const bool sizes_drawn = drawn(Role::bytes) || drawn(Role::target_bytes) || drawn(Role::recv_bytes);
+    if (sizes_drawn && e.find(Role::target_bytes) != nullptr && !is_one_of(e.op, {Op::Fetch_and_op, Op::Compare_and_swap})) {
+        call.bytes = call.target_bytes;
+        if (e.find(Role::recv_bytes) != nullptr) call.recv_bytes = call.target_bytes;
+    }
+}
+
+// Passive and general active target epochs open some targets only: Win_lock one, Win_start a group.
+// Where a target was drawn from a histogram (p < 100), the lock, the accesses and the unlock of one
+// epoch were drawn apart; an access or unlock whose drawn target the epoch did not open goes to the
+// target it opened last (MPI_ERR_RMA_SYNC otherwise). Recorded targets are the program's own.
+void RankStream::keep_target_in_epoch(const Event& e, Window& window, ScheduledCall& call)
+{
+    const bool drawn_target = drawn(Role::peer);
+    const auto opened = [&]() -> const std::vector<int32_t>* {
+        if (window.locked_all) return nullptr;
+        if (!window.locked.empty()) return &window.locked;
+        if (!window.started.empty()) return &window.started;
+        return nullptr;
+    };
+    switch (e.op) {
+    case Op::Win_lock:
+        window.locked.push_back(call.peer_in_comm);
+        return;
+    case Op::Win_lock_all: window.locked_all = true; return;
+    case Op::Win_unlock_all: window.locked_all = false; return;
+    case Op::Win_start: window.started = call.group; return;
+    case Op::Win_complete: window.started.clear(); return;
+    case Op::Win_post:
+    case Op::Win_wait:
+    case Op::Win_flush_all:
+    case Op::Win_flush_local_all: return;
+    default: break;
+    }
+    const std::vector<int32_t>* targets = opened();
+    if (drawn_target && targets != nullptr && targets->back() >= 0 &&
+        call.peer_in_comm != static_cast<int32_t>(kProcNull) &&
+        std::find(targets->begin(), targets->end(), call.peer_in_comm) == targets->end()) {
+        call.peer_in_comm = targets->back();
+        call.peer = (*window.comm.members)[static_cast<size_t>(call.peer_in_comm)];
+    }
+    if (e.op == Op::Win_unlock) {
+        const auto at = std::find(window.locked.begin(), window.locked.end(), call.peer_in_comm);
+        if (at != window.locked.end()) window.locked.erase(at);
     }
 }
 

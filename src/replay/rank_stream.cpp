@@ -74,18 +74,25 @@ int64_t largest(const Value& v)
 }
 
 // The largest message any send of the trace may carry, whether any message or receive size is
-// drawn, whether any completion cancelled something (and a send), and the most bytes a one-sided call
-// targets.
+// drawn, whether any completion cancelled something (and a send), the most bytes a one-sided call
+// targets, and whether any one-sided size is drawn.
 void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, bool& cancellations,
-                     bool& cancelled_sends, int64_t& largest_target)
+                     bool& cancelled_sends, int64_t& largest_target, bool& target_drawn)
 {
     for (const auto& node : seq) {
         if (node.is_loop()) {
-            survey_messages(node.loop().body, largest_bytes, drawn, cancellations, cancelled_sends, largest_target);
+            survey_messages(node.loop().body, largest_bytes, drawn, cancellations, cancelled_sends, largest_target,
+                            target_drawn);
             continue;
         }
         const Event& e = node.event();
         if (const Value* target = e.find(Role::target_bytes)) largest_target = std::max(largest_target, largest(*target));
+        if (operation_kind(e.op) == OperationKind::one_sided) {
+            for (const Role role : {Role::bytes, Role::target_bytes, Role::recv_bytes}) {
+                const Value* size = e.find(role);
+                target_drawn = target_drawn || (size != nullptr && size->is_histogram());
+            }
+        }
         const auto kind = operation_kind(e.op);
         cancellations = cancellations || e.find(Role::cancelled_set) != nullptr;
         cancelled_sends = cancelled_sends || e.find(Role::cancelled_peer) != nullptr;
@@ -161,7 +168,7 @@ RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incomi
     : trace_(trace), me_(rank), incoming_(incoming), draws_(seed), cursor_(trace, &draws_)
 {
     survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_, has_cancelled_sends_,
-                    largest_target_);
+                    largest_target_, target_sizes_drawn_);
 }
 
 const Item* RankStream::peek(size_t ahead)
@@ -593,6 +600,8 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
         const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
         call.bytes = block;
         call.recv_bytes = block;
+    } else if (remote != nullptr) {
+        // MPI has no in-place collectives on an intercommunicator: a side that sends nothing does so.
     } else if (may_receive_in_place(e.op, at_root)) {
         call.in_place = call.recv_bytes == 0 && call.bytes > 0;
     } else {
@@ -635,6 +644,12 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
     if (is_one_of(op, {Op::Scatterv, Op::Iscatterv})) {
         call.send_counts.resize(n);
         for (size_t m = 0; m < n; ++m) call.send_counts[m] = of_member(m, Role::recv_bytes);
+        // A root that kept its part in place received nothing: its part is what it sent beyond the others'.
+        const auto root = static_cast<size_t>(std::max(call.root, 0));
+        if (root < n && call.send_counts[root] == 0) {
+            const int64_t others = std::accumulate(call.send_counts.begin(), call.send_counts.end(), int64_t{0});
+            call.send_counts[root] = std::max<int64_t>(0, of_member(root, Role::bytes) - others);
+        }
         return;
     }
     auto even_share = [n](int64_t total, size_t to) {
@@ -651,18 +666,32 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
     // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
     // what. Any matrix with those row and column sums moves the same bytes: the north-west
     // corner rule builds one from the totals alone, the same on every member. Drawn totals that
-    // do not balance go out in even shares instead. A member that exchanged in place (MPI_IN_PLACE:
-    // no bytes sent, some received) sent as much as it received.
+    // do not balance go out in even shares instead. Where every member exchanged in place
+    // (MPI_IN_PLACE: no bytes sent, some received), what goes from one to another must come back
+    // alike: each pair exchanges an n-th of the smaller total, and the rest stays with its member.
     std::vector<int64_t> sent(n);
     std::vector<int64_t> received(n);
+    bool all_in_place = true;
     for (size_t m = 0; m < n; ++m) {
         sent[m] = of_member(m, Role::bytes);
         received[m] = of_member(m, Role::recv_bytes);
-        if (sent[m] == 0) sent[m] = received[m];
+        all_in_place = all_in_place && sent[m] == 0 && received[m] > 0;
     }
     call.send_counts.assign(n, 0);
     call.recv_counts.assign(n, 0);
-    call.in_place = false;
+    call.in_place = all_in_place;
+    if (all_in_place) {
+        const auto parts = static_cast<int64_t>(n);
+        int64_t kept = received[my_rank];
+        for (size_t m = 0; m < n; ++m) {
+            if (m == my_rank) continue;
+            call.recv_counts[m] = std::min(received[m], received[my_rank]) / parts;
+            kept -= call.recv_counts[m];
+        }
+        call.recv_counts[my_rank] = kept;
+        call.send_counts = call.recv_counts;
+        return;
+    }
     if (std::accumulate(sent.begin(), sent.end(), int64_t{0}) !=
         std::accumulate(received.begin(), received.end(), int64_t{0})) {
         for (size_t m = 0; m < n; ++m) {

@@ -184,8 +184,17 @@ private:
     bool has_cancellations_ = false;
     bool has_cancelled_sends_ = false;
     uint64_t collectives_left_apart_ = 0;
-    std::map<int64_t, CommView> windows_;  // this rank's windows: its communicator, as at the creation
+    // This rank's windows: its communicator, as at the creation, and the targets its epochs open.
+    struct Window {
+        CommView comm;
+        std::vector<int32_t> locked;   // Win_lock's targets not unlocked yet
+        bool locked_all = false;       // in a Win_lock_all epoch
+        std::vector<int32_t> started;  // Win_start's group, until Win_complete
+    };
+    std::map<int64_t, Window> windows_;
     int64_t largest_target_ = 0;           // bytes: what a replayed dynamic window attaches
+    bool target_sizes_drawn_ = false;      // some one-sided access's size was drawn from a histogram
+    void keep_target_in_epoch(const Event& e, Window& window, ScheduledCall& call);
 };
 
 }  // namespace htrace::replay
