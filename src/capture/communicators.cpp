@@ -107,6 +107,57 @@ int Communicators::leader_world_rank(MPI_Comm comm) const
     return leader;
 }
 
+std::optional<Topology> Communicators::topology(MPI_Comm comm)
+{
+    int kind = MPI_UNDEFINED;
+    PMPI_Topo_test(comm, &kind);
+    if (kind == MPI_UNDEFINED) return std::nullopt;
+    Topology t;
+    int size = 1;
+    int rank = 0;
+    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &rank);
+    const auto relative = [&](const std::vector<int>& ranks) {
+        std::vector<int64_t> out;
+        for (int r : ranks) out.push_back(((int64_t(r) - rank) % size + size) % size);
+        return out;
+    };
+    if (kind == MPI_CART) {
+        int dims = 0;
+        PMPI_Cartdim_get(comm, &dims);
+        std::vector<int> extent(static_cast<size_t>(dims));
+        std::vector<int> periods(static_cast<size_t>(dims));
+        std::vector<int> coords(static_cast<size_t>(dims));
+        PMPI_Cart_get(comm, dims, extent.data(), periods.data(), coords.data());
+        t.cartesian = true;
+        t.dims.assign(extent.begin(), extent.end());
+        for (int p : periods) t.periods.push_back(p != 0 ? 1 : 0);
+    } else if (kind == MPI_GRAPH) {
+        int count = 0;
+        PMPI_Graph_neighbors_count(comm, rank, &count);
+        std::vector<int> neighbours(static_cast<size_t>(count));
+        PMPI_Graph_neighbors(comm, rank, count, neighbours.data());
+        t.sources = t.destinations = relative(neighbours);
+    } else {
+        int in = 0;
+        int out = 0;
+        int weighted = 0;
+        PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+        // Room for at least one of each: MPI may not take a null array even for no neighbours.
+        std::vector<int> sources(static_cast<size_t>(std::max(in, 1)));
+        std::vector<int> destinations(static_cast<size_t>(std::max(out, 1)));
+        std::vector<int> source_weights(sources.size());
+        std::vector<int> destination_weights(destinations.size());
+        PMPI_Dist_graph_neighbors(comm, in, sources.data(), source_weights.data(), out, destinations.data(),
+                                  destination_weights.data());
+        sources.resize(static_cast<size_t>(in));
+        destinations.resize(static_cast<size_t>(out));
+        t.sources = relative(sources);
+        t.destinations = relative(destinations);
+    }
+    return t;
+}
+
 int Communicators::remote_leader_world_rank(MPI_Comm comm) const
 {
     MPI_Group group = MPI_GROUP_NULL;

@@ -3,9 +3,12 @@
 // same on every rank for the same creation (world 0, self 1, then the lowest free id), so events on
 // it merge across ranks and loops of create/free fold; and its size and the caller's rank in it.
 
+#include "trace/topology.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace htrace::capture {
@@ -39,6 +42,8 @@ public:
     int leader_world_rank(MPI_Comm comm) const;
     // The world rank of rank 0 of the remote group of intercommunicator `comm`.
     int remote_leader_world_rank(MPI_Comm comm) const;
+    // `comm`'s topology as the caller sees it (its neighbours, for a graph); nullopt for none.
+    static std::optional<Topology> topology(MPI_Comm comm);
 
 private:
     CommInfo describe(MPI_Comm comm, int64_t id) const;

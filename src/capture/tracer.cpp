@@ -148,8 +148,8 @@ private:
     void add_request_free(RecordedCall& call, const CallArgs& args);
     void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
     void add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc);
-    void write_trace(Sequence merged, std::map<int64_t, std::string> file_names, double traced_seconds,
-                     double merge_seconds);
+    void write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
+                     std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds);
 
     std::mutex mutex_;
     Config config_;
@@ -195,6 +195,8 @@ private:
     uint64_t posix_calls_ = 0;
     // The names this rank opened or deleted, by their key (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names_;
+    // The topologies of the communicators this rank made with one, by their key (trace/topology.hpp).
+    std::map<int64_t, std::string> topologies_;
     // Scratch of add_completion.
     std::vector<MPI_Request> completed_requests_;
     std::vector<uint32_t> completed_positions_;
@@ -314,7 +316,7 @@ std::string library_version()
     return text;
 }
 
-// Every rank's file names, at rank 0 (elsewhere: empty).
+// Every rank's texts by key (file names, topologies), at rank 0 (elsewhere: empty).
 std::map<int64_t, std::string> gather_file_names(const std::map<int64_t, std::string>& mine, MPI_Comm comm)
 {
     std::string packed;  // key, then the name, each ended by a NUL
@@ -511,6 +513,7 @@ void Tracer::stop(double entered, CallSite site)
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
 
     std::map<int64_t, std::string> file_names = gather_file_names(file_names_, own_comm_);
+    std::map<int64_t, std::string> topologies = gather_file_names(topologies_, own_comm_);
 
     const double merge_start = steady_seconds();
     MergeRule rule{config_.precision, config_.histogram};
@@ -519,7 +522,9 @@ void Tracer::stop(double entered, CallSite site)
     const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
-        if (reduced.merged) write_trace(std::move(*reduced.merged), std::move(file_names), slowest, merge_seconds);
+        if (reduced.merged) {
+            write_trace(std::move(*reduced.merged), std::move(file_names), std::move(topologies), slowest, merge_seconds);
+        }
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];
         const uint64_t unseen = totals[totals.size() - 3];
@@ -547,8 +552,8 @@ void Tracer::stop(double entered, CallSite site)
     PMPI_Comm_free(&own_comm_);
 }
 
-void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names, double traced_seconds,
-                         double merge_seconds)
+void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
+                         std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds)
 {
     Trace trace;
     trace.header.ranks = world_size_;
@@ -562,6 +567,7 @@ void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_na
     trace.header.start_time = start_time_;
     trace.header.traced_seconds = traced_seconds;
     trace.header.file_names = std::move(file_names);
+    trace.header.topologies = std::move(topologies);
     trace.body = std::move(merged);
     const double write_start = steady_seconds();
     const std::string error = write_trace_file(config_.file, trace);
@@ -686,6 +692,19 @@ void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommIn
         call.add(Role::new_comm, kNoComm);
         call.add(Role::color, kNoComm);
         call.add(Role::key, kNoComm);
+    }
+    // A communicator with a topology (made so, or a duplicate of one) keeps it, for replay's
+    // neighbourhood collectives.
+    if (is_one_of(call.op, {Op::Cart_create, Op::Cart_sub, Op::Graph_create, Op::Dist_graph_create,
+                            Op::Dist_graph_create_adjacent, Op::Comm_dup, Op::Comm_dup_with_info})) {
+        const auto topology = made ? Communicators::topology(args.newcomm) : std::nullopt;
+        int64_t key = kNoComm;
+        if (topology) {
+            const std::string text = topology_text(*topology);
+            key = topology_key(text);
+            topologies_.emplace(key, text);
+        }
+        call.add(Role::topology, key);
     }
     // Both groups of an intercommunicator name each other's first rank, so the walk can pair them:
     // one made by MPI_Intercomm_create, or from another (dup, split, create), whose groups MPI pairs

@@ -334,11 +334,43 @@ void Executor::create(const ScheduledCall& call)
     }
     count(call.op, 0);
     if (call.new_comm == kNoComm) return;
+    if (call.topology != nullptr && made != MPI_COMM_NULL) made = with_topology(made, *call.topology);
     auto [slot, inserted] = comms_.emplace(call.new_comm, made);
     if (!inserted) {
         if (slot->second != MPI_COMM_NULL && slot->first > 1) MPI_Comm_free(&slot->second);
         slot->second = made;
     }
+}
+
+// `made`, which holds the recorded members in the recorded order, with the recorded topology (reorder
+// off, so that every rank stays where it was); `made` itself is freed. One that has a topology already
+// (a duplicate of one replay made with it) is kept, and so is one the topology does not fit.
+MPI_Comm Executor::with_topology(MPI_Comm made, const Topology& topology)
+{
+    int kind = MPI_UNDEFINED;
+    PMPI_Topo_test(made, &kind);
+    int rank = 0;
+    int size = 1;
+    PMPI_Comm_rank(made, &rank);
+    PMPI_Comm_size(made, &size);
+    int64_t cells = 1;
+    for (int64_t d : topology.dims) cells *= d;
+    if (kind != MPI_UNDEFINED || (topology.cartesian && cells != size)) return made;
+    MPI_Comm shaped = MPI_COMM_NULL;
+    if (topology.cartesian) {
+        std::vector<int> dims(topology.dims.begin(), topology.dims.end());
+        std::vector<int> periods(topology.periods.begin(), topology.periods.end());
+        MPI_Cart_create(made, static_cast<int>(dims.size()), dims.data(), periods.data(), 0, &shaped);
+    } else {
+        const Neighbours n = neighbours_of(topology, rank, size);
+        std::vector<int> sources(n.sources.begin(), n.sources.end());
+        std::vector<int> destinations(n.destinations.begin(), n.destinations.end());
+        MPI_Dist_graph_create_adjacent(made, static_cast<int>(sources.size()), sources.data(), MPI_UNWEIGHTED,
+                                       static_cast<int>(destinations.size()), destinations.data(), MPI_UNWEIGHTED,
+                                       MPI_INFO_NULL, 0, &shaped);
+    }
+    MPI_Comm_free(&made);
+    return shaped;
 }
 
 void Executor::collective(const ScheduledCall& call)
@@ -358,6 +390,8 @@ void Executor::collective(const ScheduledCall& call)
         PMPI_Comm_remote_size(c, &remote);
         size = std::max(size, remote);
     }
+    // A neighbourhood collective's per-neighbour blocks: a graph may list more neighbours than ranks.
+    size = std::max({size, static_cast<int>(call.send_counts.size()), static_cast<int>(call.recv_counts.size())});
     const int bytes = as_count(call.bytes);
     const int recv_bytes = as_count(call.recv_bytes);
     const int root = call.root == kRootSelf ? MPI_ROOT : call.root == kProcNull ? MPI_PROC_NULL : call.root;
@@ -454,6 +488,44 @@ void Executor::collective(const ScheduledCall& call)
         MPI_Ireduce_scatter(send, recv, recv_counts_.data(), MPI_BYTE, MPI_BOR, c, request);
         break;
     case Op::Reduce_scatter_block: MPI_Reduce_scatter_block(send, recv, recv_bytes, MPI_BYTE, MPI_BOR, c); break;
+    case Op::Neighbor_allgather: MPI_Neighbor_allgather(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c); break;
+    case Op::Ineighbor_allgather:
+        MPI_Ineighbor_allgather(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c, request);
+        break;
+    case Op::Neighbor_alltoall: MPI_Neighbor_alltoall(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c); break;
+    case Op::Ineighbor_alltoall:
+        MPI_Ineighbor_alltoall(send, bytes, MPI_BYTE, recv, recv_bytes, MPI_BYTE, c, request);
+        break;
+    case Op::Neighbor_allgatherv:
+        MPI_Neighbor_allgatherv(send, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(), MPI_BYTE,
+                                c);
+        break;
+    case Op::Ineighbor_allgatherv:
+        MPI_Ineighbor_allgatherv(send, bytes, MPI_BYTE, recv, recv_counts_.data(), recv_displacements_.data(),
+                                 MPI_BYTE, c, request);
+        break;
+    case Op::Neighbor_alltoallv:
+        MPI_Neighbor_alltoallv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
+                               recv_displacements_.data(), MPI_BYTE, c);
+        break;
+    case Op::Ineighbor_alltoallv:
+        MPI_Ineighbor_alltoallv(send, counts_.data(), displacements_.data(), MPI_BYTE, recv, recv_counts_.data(),
+                                recv_displacements_.data(), MPI_BYTE, c, request);
+        break;
+    case Op::Neighbor_alltoallw:
+    case Op::Ineighbor_alltoallw: {
+        // Its displacements are addresses' differences, in bytes.
+        const std::vector<MPI_Aint> sent_at(displacements_.begin(), displacements_.end());
+        const std::vector<MPI_Aint> received_at(recv_displacements_.begin(), recv_displacements_.end());
+        if (call.op == Op::Neighbor_alltoallw) {
+            MPI_Neighbor_alltoallw(send, counts_.data(), sent_at.data(), types_.data(), recv, recv_counts_.data(),
+                                   received_at.data(), types_.data(), c);
+        } else {
+            MPI_Ineighbor_alltoallw(send, counts_.data(), sent_at.data(), types_.data(), recv, recv_counts_.data(),
+                                    received_at.data(), types_.data(), c, request);
+        }
+        break;
+    }
     case Op::Ireduce_scatter_block:
         MPI_Ireduce_scatter_block(send, recv, recv_bytes, MPI_BYTE, MPI_BOR, c, request);
         break;

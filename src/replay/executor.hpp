@@ -57,6 +57,7 @@ private:
     void complete(const ScheduledCall& call);
     void collective(const ScheduledCall& call);
     void create(const ScheduledCall& call);
+    static MPI_Comm with_topology(MPI_Comm made, const Topology& topology);
     MPI_Comm comm(int64_t id) const;
     MPI_Request* new_request(RequestId id);
     void count(Op op, int64_t bytes);

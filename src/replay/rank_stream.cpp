@@ -1,5 +1,7 @@
 #include "replay/rank_stream.hpp"
 
+#include "replay/neighbour_exchange.hpp"
+
 #include <algorithm>
 #include <numeric>
 
@@ -572,7 +574,8 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     const bool all_take_part = all_in(members) && (remote == nullptr || all_in(remote));
     // The v-collectives' per-member sizes are derived for one group.
     const bool vector_across = remote != nullptr && is_vector_collective(e.op);
-    if (!all_take_part || is_neighbor_collective(e.op) || vector_across) {
+    const bool no_topology = is_neighbor_collective(e.op) && comm_topologies_.count(members) == 0;
+    if (!all_take_part || no_topology || vector_across) {
         if (!all_take_part) ++collectives_left_apart_;
         not_replayed(e, creates_request(e.op));
         return;
@@ -590,7 +593,17 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     };
     call.bytes = size(me, Role::bytes);
     call.recv_bytes = size(me, Role::recv_bytes);
-    if (is_vector_collective(e.op)) {
+    if (is_neighbor_collective(e.op)) {
+        if (has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes)) {
+            const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
+            call.bytes = block;
+            call.recv_bytes = block;
+        }
+        if (!neighbour_counts(e.op, participants, *members, call)) {
+            items_.pop_back();
+            not_replayed(e, creates_request(e.op));
+        }
+    } else if (is_vector_collective(e.op)) {
         // Per-member sizes: every member derives all counts from everyone's values.
         vector_counts(e.op, participants, *members, call);
         if (may_receive_in_place(e.op, at_root) && call.recv_bytes == 0) call.in_place = true;
@@ -716,6 +729,110 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
     }
 }
 
+// The header's topology `key`, parsed once; null where the trace does not hold it whole.
+const Topology* RankStream::topology(int64_t key)
+{
+    auto [at, first] = topologies_.try_emplace(key);
+    if (first) {
+        const auto text = trace_.header.topologies.find(key);
+        if (text != trace_.header.topologies.end()) at->second = parse_topology(text->second);
+    }
+    return at->second ? &*at->second : nullptr;
+}
+
+// Each member's topology of the communicator `made` (this rank's id) that `e` creates: neighbourhood
+// collectives on it need every member's neighbours.
+void RankStream::keep_topologies(const Event& e, const std::vector<Rank>& participants,
+                                 const CommunicatorTable& comms, int64_t made)
+{
+    const auto members = comms.shared_members(me_, made);
+    if (!members) return;
+    CommTopologies kept{members, {}};
+    for (Rank m : *members) {
+        const auto at = std::lower_bound(participants.begin(), participants.end(), m);
+        std::optional<int64_t> key;
+        if (at != participants.end() && *at == m) key = value(static_cast<size_t>(at - participants.begin()), Role::topology);
+        const Topology* t = key && *key != kNoComm ? topology(*key) : nullptr;
+        if (t == nullptr) return;  // a member without one: no neighbourhood collective can be replayed
+        kept.of_member.push_back(t);
+    }
+    // Those of communicators no one else holds any more go: their addresses may be used again.
+    std::erase_if(comm_topologies_, [](const auto& entry) { return entry.second.members.use_count() == 1; });
+    comm_topologies_[members.get()] = std::move(kept);
+}
+
+// Per-neighbour sizes of a neighbourhood collective, in the order of this rank's neighbours (sources
+// receive, destinations send). The trace keeps each member's totals over its neighbours, and each
+// member knows every member's totals and topology: an Allgatherv receives from each source the block
+// it sends; an Alltoallv or Alltoallw moves, between each pair, what a plan that meets every member's
+// recorded totals has it move (neighbour_exchange.hpp), and where totals were drawn apart (no plan
+// meets them), each member sends each destination an even share of its own. Bytes counted for
+// MPI_PROC_NULL neighbours (a grid's edge) go nowhere. False where the topologies do not say.
+bool RankStream::neighbour_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
+                                  ScheduledCall& call)
+{
+    const auto found = comm_topologies_.find(&members);
+    if (found == comm_topologies_.end()) return false;
+    const auto& of_member = found->second.of_member;
+    const auto n = static_cast<int64_t>(members.size());
+    const auto my_rank = static_cast<int64_t>(std::find(members.begin(), members.end(), me_) - members.begin());
+    const Topology& mine = *of_member[static_cast<size_t>(my_rank)];
+    const Neighbours me = neighbours_of(mine, my_rank, n);
+    const auto total = [&](int64_t member, Role role = Role::bytes) -> int64_t {
+        const auto at = std::lower_bound(participants.begin(), participants.end(), members[static_cast<size_t>(member)]);
+        return std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), role).value_or(0));
+    };
+    const auto share = [](int64_t sum, size_t slot, size_t slots) {
+        const auto parts = static_cast<int64_t>(std::max<size_t>(slots, 1));
+        return sum / parts + (static_cast<int64_t>(slot) < sum % parts ? 1 : 0);
+    };
+    call.send_counts.assign(me.destinations.size(), call.bytes);
+    call.recv_counts.assign(me.sources.size(), call.recv_bytes);
+    const bool gathers = is_one_of(op, {Op::Neighbor_allgatherv, Op::Ineighbor_allgatherv});
+    const bool exchanges = is_one_of(op, {Op::Neighbor_alltoallv, Op::Ineighbor_alltoallv, Op::Neighbor_alltoallw,
+                                          Op::Ineighbor_alltoallw});
+    if (!gathers && !exchanges) return true;
+    call.bytes = total(my_rank);
+    call.recv_bytes = total(my_rank, Role::recv_bytes);
+    if (exchanges) {
+        std::vector<int64_t> sent(members.size());
+        std::vector<int64_t> received(members.size());
+        for (int64_t m = 0; m < n; ++m) {
+            sent[static_cast<size_t>(m)] = total(m);
+            received[static_cast<size_t>(m)] = total(m, Role::recv_bytes);
+        }
+        if (const auto plan = exact_exchange(of_member, sent, received, my_rank)) {
+            call.send_counts = plan->send;
+            call.recv_counts = plan->receive;
+            return true;
+        }
+    }
+    for (size_t j = 0; exchanges && j < me.destinations.size(); ++j) {
+        call.send_counts[j] = share(call.bytes, j, me.destinations.size());
+    }
+    int64_t from_nowhere = call.recv_bytes;  // an Allgatherv's: what it counted beyond its sources' blocks
+    size_t first_nowhere = me.sources.size();
+    for (size_t k = 0; k < me.sources.size(); ++k) {
+        const int64_t source = me.sources[k];
+        if (source < 0 || source >= n) {
+            call.recv_counts[k] = 0;
+            first_nowhere = std::min(first_nowhere, k);
+            continue;
+        }
+        if (gathers) {
+            call.recv_counts[k] = total(source);
+            from_nowhere -= call.recv_counts[k];
+            continue;
+        }
+        const Neighbours theirs = neighbours_of(*of_member[static_cast<size_t>(source)], source, n);
+        const auto slot = sending_slot(mine.cartesian, me, k, my_rank, theirs);
+        if (!slot) return false;
+        call.recv_counts[k] = share(total(source), *slot, theirs.destinations.size());
+    }
+    if (gathers && first_nowhere < me.sources.size()) call.recv_counts[first_nowhere] = std::max<int64_t>(0, from_nowhere);
+    return true;
+}
+
 // A communicator creation replays as the call the rank made would cost: every member of the parent
 // splitting it (or duplicating it) where all of them took part, as they do in MPI_Comm_split and its
 // kin; otherwise (an intercommunicator's merge, a parent the trace does not know) the new members
@@ -741,6 +858,7 @@ void RankStream::create(const Event& e, const std::vector<Rank>& participants, c
         not_replayed(e, request);
         return;
     }
+    if (got_one && e.find(Role::topology) != nullptr) keep_topologies(e, participants, comms, *made);
     if (is_one_of(e.op, {Op::Intercomm_create, Op::Intercomm_merge})) {
         create_across(e, comms, me, *parent, *made);
         return;
@@ -755,6 +873,10 @@ void RankStream::create(const Event& e, const std::vector<Rank>& participants, c
     item.call.comm = parent.value_or(kNoComm);
     item.call.new_comm = got_one ? *made : kNoComm;
     if (members != nullptr) item.call.members = *members;
+    if (got_one) {
+        const auto key = value(me, Role::topology);
+        if (key && *key != kNoComm) item.call.topology = topology(*key);
+    }
     // A split of an intercommunicator pairs each group of one side with the group of the same
     // colour on the other: both name the pair by the lower of their leaders.
     const auto remote_leader = value(me, Role::remote_leader);

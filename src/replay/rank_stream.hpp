@@ -153,6 +153,11 @@ private:
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                        ScheduledCall& call);
+    bool neighbour_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
+                          ScheduledCall& call);
+    const Topology* topology(int64_t key);
+    void keep_topologies(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
+                         int64_t made);
     void create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void create_across(const Event& e, const CommunicatorTable& comms, size_t me, int64_t parent, int64_t made);
     void release(const Event& e, const CommunicatorTable& comms, size_t me);
@@ -192,6 +197,14 @@ private:
         std::vector<int32_t> started;  // Win_start's group, until Win_complete
     };
     std::map<int64_t, Window> windows_;
+    // The header's topologies, parsed when first used (null: damaged), and for each communicator with
+    // one, each member's (by its rank in the communicator), for neighbourhood collectives.
+    std::map<int64_t, std::optional<Topology>> topologies_;
+    struct CommTopologies {
+        std::shared_ptr<const std::vector<Rank>> members;  // kept alive: its address is the key
+        std::vector<const Topology*> of_member;
+    };
+    std::map<const std::vector<Rank>*, CommTopologies> comm_topologies_;
     int64_t largest_target_ = 0;           // bytes: what a replayed dynamic window attaches
     bool target_sizes_drawn_ = false;      // some one-sided access's size was drawn from a histogram
     void keep_target_in_epoch(const Event& e, Window& window, ScheduledCall& call);

@@ -618,6 +618,7 @@ void ScheduledCall::reset()
     members.clear();
     remote_leader = -1;
     high = false;
+    topology = nullptr;
     window = -1;
     target_bytes = 0;
     assertion = 0;

@@ -36,6 +36,7 @@
 // neither mode can deadlock: proofs/README.md.
 
 #include "trace/event.hpp"
+#include "trace/topology.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -96,6 +97,7 @@ struct ScheduledCall {
     Rank remote_leader = -1;              // Intercomm_create, and a split of an intercommunicator: world
                                           // rank of the remote group's first
     bool high = false;                    // Intercomm_merge
+    const Topology* topology = nullptr;   // create_comm: the topology the new communicator has (null: none)
     int64_t window = -1;                  // one-sided calls and window collectives: this rank's window id
     int64_t target_bytes = 0;             // one-sided: bytes at the target
     int64_t assertion = 0;                // one-sided synchronization

@@ -60,8 +60,9 @@ enum class Role : uint8_t {
     view_stride,
     view_extent,
     buffered,      // 1 on the MPI_Start of a request MPI_Bsend_init made (its send goes through the buffer)
+    topology,      // a creation of a communicator with a topology: its key in the header's topologies (or kNoComm)
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::buffered) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::topology) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
@@ -188,6 +189,8 @@ struct TraceHeader {
     // The names of the files the job opened or deleted, by the key events name them with: a name
     // with the rank in it is one pattern for all ranks (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names;
+    // The topologies of the communicators the job made with one (trace/topology.hpp), by their key.
+    std::map<int64_t, std::string> topologies;
     bool operator==(const TraceHeader&) const = default;
 };
 

@@ -256,6 +256,7 @@ std::string render_text(const Trace& trace)
         << "started " << format_start(h.start_time) << "\n"
         << "traced_seconds " << format_double(h.traced_seconds) << "\n";
     for (const auto& [key, name] : h.file_names) out << "file_name " << key << " " << name << "\n";
+    for (const auto& [key, text] : h.topologies) out << "topology " << key << " " << text << "\n";
     out << "\n";
     render_sequence(out, trace.body, 0, h.file_names);
     return out.str();
@@ -272,6 +273,11 @@ std::string render_json(const Trace& trace)
         << ", \"file_names\": {";
     for (auto it = h.file_names.begin(); it != h.file_names.end(); ++it) {
         out << (it == h.file_names.begin() ? "" : ", ") << json_string(std::to_string(it->first)) << ": "
+            << json_string(it->second);
+    }
+    out << "}, \"topologies\": {";
+    for (auto it = h.topologies.begin(); it != h.topologies.end(); ++it) {
+        out << (it == h.topologies.begin() ? "" : ", ") << json_string(std::to_string(it->first)) << ": "
             << json_string(it->second);
     }
     out << "}, \"body\": ";

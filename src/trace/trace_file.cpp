@@ -496,6 +496,11 @@ void write_header(Encoder& out, const TraceHeader& h)
         out.signed_int(key);
         out.text(name);
     }
+    out.unsigned_int(h.topologies.size());
+    for (const auto& [key, text] : h.topologies) {
+        out.signed_int(key);
+        out.text(text);
+    }
 }
 
 // The modelled operation codes of this build: a trace is only understood by a build whose table
@@ -903,7 +908,7 @@ private:
     std::vector<uint64_t> signatures_;
 };
 
-TraceHeader read_header(Decoder& in)
+TraceHeader read_header(Decoder& in, uint64_t version)
 {
     TraceHeader h;
     h.ranks = static_cast<int32_t>(in.signed_int());
@@ -919,6 +924,12 @@ TraceHeader read_header(Decoder& in)
     for (uint64_t i = 0; i < files && in.ok(); ++i) {
         const int64_t key = in.signed_int();
         h.file_names[key] = in.text();
+    }
+    if (version < 15) return h;
+    const uint64_t topologies = in.unsigned_int();
+    for (uint64_t i = 0; i < topologies && in.ok(); ++i) {
+        const int64_t key = in.signed_int();
+        h.topologies[key] = in.text();
     }
     return h;
 }
@@ -1052,7 +1063,7 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
                                   " operations, this build models " + std::to_string(modelled_operation_count())};
     }
     Trace trace;
-    trace.header = read_header(in);
+    trace.header = read_header(in, version);
     BodyReader body(in, Times::nanoseconds, version, trace.header.histogram, modelled);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);

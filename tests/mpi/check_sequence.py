@@ -39,8 +39,8 @@ completed it count one request less (none left: left out).
 Left out on both sides: MPI_Init, MPI_Finalize, calls recorded by name only (kind `opaque`), probes,
 completion calls that completed nothing (a polling loop's count depends on timing), communicator
 creation and free. For the trace of a replay, --report (h-replay's --report-json) also leaves out the
-functions replay says it could not replay (check_replay.py checks that they are only those it
-cannot: neighbour collectives). Byte counts are what the log and the trace count: send side, receive capacity.
+functions replay says it could not replay (check_replay.py requires that there are none). Byte counts
+are what the log and the trace count: send side, receive capacity.
 
 With --steps-in-any-order, for the replay of a trace whose loop counts were drawn once per instance
 for all participants (causal replay below precision 100), each rank's list is cut into steps, each
