@@ -3,6 +3,7 @@
 #include "capture/clock.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
+#include "capture/file_name_agreement.hpp"
 #include "capture/file_view.hpp"
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
@@ -193,7 +194,8 @@ private:
     std::unordered_set<MPI_Request> io_requests_;  // pending requests of non-blocking MPI-IO
     PosixFiles posix_files_;
     uint64_t posix_calls_ = 0;
-    // The names this rank opened or deleted, by their key (trace/file_names.hpp).
+    // The names this rank opened or deleted, by their key, as it stored them: its own patterns, which
+    // stand only where the job confirms them at MPI_Finalize (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names_;
     // Scratch of add_completion.
     std::vector<MPI_Request> completed_requests_;
@@ -312,32 +314,6 @@ std::string library_version()
     std::string text(version, static_cast<size_t>(std::max(length, 0)));
     if (auto end = text.find_first_of("\n,"); end != std::string::npos) text.resize(end);
     return text;
-}
-
-// Every rank's file names, at rank 0 (elsewhere: empty).
-std::map<int64_t, std::string> gather_file_names(const std::map<int64_t, std::string>& mine, MPI_Comm comm)
-{
-    std::string packed;  // key, then the name, each ended by a NUL
-    for (const auto& [key, name] : mine) packed += std::to_string(key) + '\0' + name + '\0';
-    int rank = 0;
-    int size = 1;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
-    int length = static_cast<int>(packed.size());
-    std::vector<int> lengths(static_cast<size_t>(size), 0);
-    PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-    std::vector<int> displacements(static_cast<size_t>(size), 0);
-    for (size_t r = 1; r < lengths.size(); ++r) displacements[r] = displacements[r - 1] + lengths[r - 1];
-    std::string all(rank == 0 ? static_cast<size_t>(displacements.back() + lengths.back()) : 0, '\0');
-    PMPI_Gatherv(packed.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
-    std::map<int64_t, std::string> out;
-    for (size_t at = 0; at < all.size();) {
-        const size_t key_end = all.find('\0', at);
-        const size_t name_end = all.find('\0', key_end + 1);
-        out.emplace(std::stoll(all.substr(at, key_end - at)), all.substr(key_end + 1, name_end - key_end - 1));
-        at = name_end + 1;
-    }
-    return out;
 }
 
 // Gives every event its participant and turns clock ticks into seconds.
@@ -510,7 +486,10 @@ void Tracer::stop(double entered, CallSite site)
     std::vector<uint64_t> totals(counts.size(), 0);
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
 
-    std::map<int64_t, std::string> file_names = gather_file_names(file_names_, own_comm_);
+    // Patterns only one rank derived give way to its literal names, in its events too, before the
+    // merge compares them (trace/file_names.hpp).
+    AgreedFileNames file_names = agree_on_file_names(file_names_, world_rank_, own_comm_);
+    rename_file_names(mine, file_names.renamed);
 
     const double merge_start = steady_seconds();
     MergeRule rule{config_.precision, config_.histogram};
@@ -519,7 +498,9 @@ void Tracer::stop(double entered, CallSite site)
     const double merge_seconds = steady_seconds() - merge_start;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
-        if (reduced.merged) write_trace(std::move(*reduced.merged), std::move(file_names), slowest, merge_seconds);
+        if (reduced.merged) {
+            write_trace(std::move(*reduced.merged), std::move(file_names.job_names), slowest, merge_seconds);
+        }
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];
         const uint64_t unseen = totals[totals.size() - 3];
