@@ -54,7 +54,7 @@ Roles and what the trace makes of them:
   assertion, lock_type, group   one-sided synchronization's arguments (group: its ranks, as peers)
 
   file, newfile, freefile  the file used, opened, closed
-  filename           a file's name (stored as a pattern where the rank is in it)
+  filename           a file's name (a pattern where ranks' names show the rank)
   amode, whence      File_open's access mode, a seek's whence
   offset             an explicit offset or a seek's, in etypes of the view
   disp, etype, filetype    a view: its displacement in bytes, its etype and filetype

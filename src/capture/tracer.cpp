@@ -3,6 +3,7 @@
 #include "capture/clock.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
+#include "capture/file_name_agreement.hpp"
 #include "capture/file_view.hpp"
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
@@ -193,7 +194,8 @@ private:
     std::unordered_set<MPI_Request> io_requests_;  // pending requests of non-blocking MPI-IO
     PosixFiles posix_files_;
     uint64_t posix_calls_ = 0;
-    // The names this rank opened or deleted, by their key (trace/file_names.hpp).
+    // The names this rank opened or deleted, by their key, as it stored them: its own patterns, which
+    // stand only where the job confirms them at MPI_Finalize (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names_;
     // The topologies of the communicators this rank made with one, by their key (trace/topology.hpp).
     std::map<int64_t, std::string> topologies_;
@@ -316,8 +318,8 @@ std::string library_version()
     return text;
 }
 
-// Every rank's texts by key (file names, topologies), at rank 0 (elsewhere: empty).
-std::map<int64_t, std::string> gather_file_names(const std::map<int64_t, std::string>& mine, MPI_Comm comm)
+// Every rank's topologies by key, at rank 0 (elsewhere: empty).
+std::map<int64_t, std::string> gather_topologies(const std::map<int64_t, std::string>& mine, MPI_Comm comm)
 {
     std::string packed;  // key, then the name, each ended by a NUL
     for (const auto& [key, name] : mine) packed += std::to_string(key) + '\0' + name + '\0';
@@ -512,8 +514,11 @@ void Tracer::stop(double entered, CallSite site)
     std::vector<uint64_t> totals(counts.size(), 0);
     PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
 
-    std::map<int64_t, std::string> file_names = gather_file_names(file_names_, own_comm_);
-    std::map<int64_t, std::string> topologies = gather_file_names(topologies_, own_comm_);
+    // Patterns only one rank derived give way to its literal names, in its events too, before the
+    // merge compares them (trace/file_names.hpp).
+    AgreedFileNames file_names = agree_on_file_names(file_names_, world_rank_, own_comm_);
+    rename_file_names(mine, file_names.renamed);
+    std::map<int64_t, std::string> topologies = gather_topologies(topologies_, own_comm_);
 
     const double merge_start = steady_seconds();
     MergeRule rule{config_.precision, config_.histogram};
@@ -523,7 +528,8 @@ void Tracer::stop(double entered, CallSite site)
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) {
-            write_trace(std::move(*reduced.merged), std::move(file_names), std::move(topologies), slowest, merge_seconds);
+            write_trace(std::move(*reduced.merged), std::move(file_names.job_names), std::move(topologies), slowest,
+                        merge_seconds);
         }
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];

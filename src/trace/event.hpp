@@ -45,7 +45,7 @@ enum class Role : uint8_t {
     assertion,     // one-sided synchronization's assert argument
     lock_type,     // MPI_Win_lock: kLockExclusive or kLockShared
     file,          // MPI-IO and POSIX I/O: file id (like window ids: the lowest one the rank has not open)
-    file_name,     // the file's name, by its key in the header's file names (a pattern where the rank is in it)
+    file_name,     // the file's name, by its key in the header's file names (a pattern where ranks' names show the rank)
     amode,         // MPI_File_open's access mode, or POSIX open's and fopen's (as kFileMode* below)
     offset,        // an explicit offset or a seek's, in bytes (MPI-IO: from the view's displacement)
     whence,        // a seek's origin: kSeekSet, kSeekCur or kSeekEnd
@@ -187,7 +187,8 @@ struct TraceHeader {
     int64_t start_time = 0;      // seconds since the epoch
     double traced_seconds = 0;   // MPI_Init to MPI_Finalize, slowest rank
     // The names of the files the job opened or deleted, by the key events name them with: a name
-    // with the rank in it is one pattern for all ranks (trace/file_names.hpp).
+    // with the rank in it is one pattern for all ranks where at least two ranks' names show it
+    // (trace/file_names.hpp).
     std::map<int64_t, std::string> file_names;
     // The topologies of the communicators the job made with one (trace/topology.hpp), by their key.
     std::map<int64_t, std::string> topologies;

@@ -1,7 +1,11 @@
 #include "trace/file_names.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <climits>
+#include <cstddef>
 #include <string>
+#include <utility>
 
 namespace htrace {
 
@@ -26,21 +30,21 @@ std::string file_name_pattern(std::string_view name, Rank rank)
         }
         i = end;
     }
-    std::string out;
-    const auto escaped = [&](std::string_view part) {
-        for (char c : part) {
-            if (c == '{' || c == '}') out += c;
-            out += c;
-        }
-    };
-    if (match_begin == std::string_view::npos) {
-        escaped(name);
-        return out;
-    }
-    escaped(name.substr(0, match_begin));
+    if (match_begin == std::string_view::npos) return file_name_literal(name);
     const size_t width = match_end - match_begin;
-    out += width > wanted.size() ? "{rank:0" + std::to_string(width) + "}" : "{rank}";
-    escaped(name.substr(match_end));
+    return file_name_literal(name.substr(0, match_begin)) +
+           (width > wanted.size() ? "{rank:0" + std::to_string(width) + "}" : "{rank}") +
+           file_name_literal(name.substr(match_end));
+}
+
+std::string file_name_literal(std::string_view name)
+{
+    std::string out;
+    out.reserve(name.size());
+    for (char c : name) {
+        if (c == '{' || c == '}') out += c;
+        out += c;
+    }
     return out;
 }
 
@@ -81,6 +85,208 @@ int64_t file_name_key(std::string_view pattern)
         h *= 0x100000001b3ull;
     }
     return static_cast<int64_t>((h ^ (h >> 31) ^ (h >> 62)) & 0x7fffffffull);
+}
+
+bool file_name_has_rank(std::string_view stored)
+{
+    for (size_t i = 0; i < stored.size(); ++i) {
+        const char c = stored[i];
+        if ((c == '{' || c == '}') && i + 1 < stored.size() && stored[i + 1] == c) {
+            ++i;  // a brace of the name
+            continue;
+        }
+        if (c == '{' && stored.substr(i).starts_with("{rank")) return true;
+    }
+    return false;
+}
+
+namespace {
+
+// The census and decision travel between ranks as bytes: a count of entries, then the entries;
+// counts, lengths and ranks as 4 bytes, little-endian.
+void put_u32(std::vector<uint8_t>& out, uint32_t v)
+{
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+
+void put_text(std::vector<uint8_t>& out, std::string_view text)
+{
+    put_u32(out, static_cast<uint32_t>(text.size()));
+    out.insert(out.end(), text.begin(), text.end());
+}
+
+class Reader {
+public:
+    explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+    bool done() const { return at_ == bytes_.size(); }
+    std::optional<uint32_t> u32()
+    {
+        if (bytes_.size() - at_ < 4) return std::nullopt;
+        uint32_t v = 0;
+        for (int i = 0; i < 4; ++i) v |= uint32_t(bytes_[at_ + size_t(i)]) << (8 * i);
+        at_ += 4;
+        return v;
+    }
+    std::optional<uint8_t> u8()
+    {
+        if (at_ == bytes_.size()) return std::nullopt;
+        return bytes_[at_++];
+    }
+    std::optional<std::string> text()
+    {
+        const auto length = u32();
+        if (!length || bytes_.size() - at_ < *length) return std::nullopt;
+        std::string out(reinterpret_cast<const char*>(bytes_.data()) + at_, *length);
+        at_ += *length;
+        return out;
+    }
+
+private:
+    const std::vector<uint8_t>& bytes_;
+    size_t at_ = 0;
+};
+
+}  // namespace
+
+std::string FileNameDecision::decide(std::string_view stored, Rank rank) const
+{
+    if (!file_name_has_rank(stored) || confirmed_.contains(std::string(stored))) return std::string(stored);
+    // Only this rank derived this pattern: its name, unless a pattern that stands gives it that name.
+    const std::string name = file_name_for(stored, rank);
+    for (const auto& pattern : confirmed_) {
+        if (file_name_for(pattern, rank) == name) return pattern;
+    }
+    return file_name_literal(name);
+}
+
+std::vector<uint8_t> FileNameDecision::encode() const
+{
+    std::vector<uint8_t> out;
+    put_u32(out, static_cast<uint32_t>(confirmed_.size()));
+    for (const auto& pattern : confirmed_) put_text(out, pattern);
+    return out;
+}
+
+std::optional<FileNameDecision> FileNameDecision::decode(const std::vector<uint8_t>& bytes)
+{
+    std::set<std::string> confirmed;
+    Reader in(bytes);
+    const auto count = in.u32();
+    if (!count) return std::nullopt;
+    for (uint32_t i = 0; i < *count; ++i) {
+        auto pattern = in.text();
+        if (!pattern) return std::nullopt;
+        confirmed.insert(std::move(*pattern));
+    }
+    if (!in.done()) return std::nullopt;
+    return FileNameDecision(std::move(confirmed));
+}
+
+void FileNameCensus::add(const std::string& stored, Rank rank)
+{
+    const auto [at, added] = names_.try_emplace(stored, Storers{rank, false});
+    if (added) return;
+    Storers& s = at->second;
+    s.several = s.several || s.lowest != rank;
+    s.lowest = std::min(s.lowest, rank);
+}
+
+void FileNameCensus::merge(const FileNameCensus& other)
+{
+    for (const auto& [stored, theirs] : other.names_) {
+        const auto [at, added] = names_.try_emplace(stored, theirs);
+        if (added) continue;
+        Storers& s = at->second;
+        s.several = s.several || theirs.several || s.lowest != theirs.lowest;
+        s.lowest = std::min(s.lowest, theirs.lowest);
+    }
+}
+
+FileNameDecision FileNameCensus::decide() const
+{
+    std::set<std::string> confirmed;
+    for (const auto& [stored, storers] : names_) {
+        if (storers.several && file_name_has_rank(stored)) confirmed.insert(stored);
+    }
+    return FileNameDecision(std::move(confirmed));
+}
+
+std::map<int64_t, std::string> FileNameCensus::decided_names(const FileNameDecision& decision) const
+{
+    std::map<int64_t, std::string> out;
+    for (const auto& [stored, storers] : names_) {
+        // A pattern that does not stand was one rank's, the lowest: what it stores instead.
+        std::string decided = decision.decide(stored, storers.lowest);
+        const int64_t key = file_name_key(decided);
+        out.emplace(key, std::move(decided));
+    }
+    return out;
+}
+
+std::vector<uint8_t> FileNameCensus::encode() const
+{
+    std::vector<uint8_t> out;
+    put_u32(out, static_cast<uint32_t>(names_.size()));
+    for (const auto& [stored, storers] : names_) {
+        put_text(out, stored);
+        put_u32(out, static_cast<uint32_t>(storers.lowest));
+        out.push_back(storers.several ? 1 : 0);
+    }
+    return out;
+}
+
+std::optional<FileNameCensus> FileNameCensus::decode(const std::vector<uint8_t>& bytes)
+{
+    FileNameCensus census;
+    Reader in(bytes);
+    const auto count = in.u32();
+    if (!count) return std::nullopt;
+    for (uint32_t i = 0; i < *count; ++i) {
+        auto stored = in.text();
+        const auto lowest = in.u32();
+        const auto several = in.u8();
+        if (!stored || !lowest || !several || *several > 1 || *lowest > uint32_t(INT32_MAX)) return std::nullopt;
+        census.names_[std::move(*stored)] = Storers{static_cast<Rank>(*lowest), *several == 1};
+    }
+    if (!in.done()) return std::nullopt;
+    return census;
+}
+
+std::map<int64_t, int64_t> renamed_file_name_keys(const std::map<int64_t, std::string>& mine, Rank rank,
+                                                  const FileNameDecision& decision)
+{
+    std::map<int64_t, int64_t> renamed;
+    for (const auto& [key, stored] : mine) {
+        const int64_t decided = file_name_key(decision.decide(stored, rank));
+        if (decided != key) renamed.emplace(key, decided);
+    }
+    return renamed;
+}
+
+void rename_file_names(Sequence& seq, const std::map<int64_t, int64_t>& renamed)
+{
+    if (renamed.empty()) return;
+    const auto new_key = [&](int64_t key) {
+        const auto found = renamed.find(key);
+        return found == renamed.end() ? key : found->second;
+    };
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            rename_file_names(node.loop().body, renamed);
+            continue;
+        }
+        for (auto& p : node.event().params) {
+            if (p.role != Role::file_name) continue;
+            if (p.value.is_exact()) {
+                p.value = Value(new_key(p.value.exact()));
+            } else if (p.value.is_per_rank()) {
+                std::vector<PerRankValue> entries = p.value.per_rank();
+                for (auto& entry : entries) entry.value = new_key(entry.value);
+                p.value = Value(entries);
+            }
+            // A name is categorical: never a histogram.
+        }
+    }
 }
 
 }  // namespace htrace

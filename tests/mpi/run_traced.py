@@ -4,7 +4,8 @@
     run_traced.py --h-trace PATH --h-dump PATH --np N --precision P [--linked] [--reference PROGRAM]
                   [--h-replay PATH [--replay-mode causal|paired]] [--mpirun PATH] [--timeout SECONDS] [--keep]
                   [--check-precision PROGRAM | --no-precision-model] [--check-rank-values]
-                  [--check-folding] [--check-compute] -- PROGRAM ARGS...
+                  [--check-folding] [--check-compute] [--check-io-files] [--check-file-names]
+                  -- PROGRAM ARGS...
 
 1. Runs PROGRAM untraced under mpirun (without CALL_LOG_DIR) and keeps its stdout and exit status.
    With --linked, PROGRAM is linked with -lhtrace and traces itself, so the untraced run uses
@@ -25,6 +26,9 @@
    With --check-folding, runs check_folding.py: the program's cycles must fold into one loop.
    With --check-compute, check_compute.py: each rank's computation time before the calls the program
    timed (compute_us=) must be what the rank measured, a load imbalance included.
+   With --check-file-names, check_file_names.py: the files the trace's calls name must be the names
+   the program logged (file=), a name every rank gave one literal name and names of each rank's own
+   one pattern.
 6. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
    check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
    says; below, it must send as many messages as the program and nearly as many bytes. At precision
@@ -104,6 +108,9 @@ def parse_arguments(argv):
                              "(check_compute.py)")
     parser.add_argument("--check-folding", action="store_true",
                         help="also run check_folding.py: the cycles the program reports must fold into one loop")
+    parser.add_argument("--check-file-names", action="store_true",
+                        help="also run check_file_names.py: the trace's file names against the names the program "
+                             "logged (file=)")
     parser.add_argument("--check-io-files", action="store_true",
                         help="the program writes files (in its directory, or named '../<its directory's name>.*'): "
                              "the replay must make files of the same sizes, all inside its sandbox, and touch "
@@ -237,6 +244,11 @@ def run_case(args, mpirun, scratch):
         run_check(failed, "rank values: the ranks in new communicators are not what the program got, or not one "
                           "entry per communicator",
                   [here / "check_rank_values.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np])
+    if args.check_file_names:
+        run_check(failed, "file names: the trace does not name the files the program opened, or not as one name "
+                          "where ranks share a name or follow the rank",
+                  [here / "check_file_names.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
                    "--ranks", args.np])
     written = program_files(scratch) if args.check_io_files else {}
     if args.h_replay:

@@ -24,6 +24,8 @@
  *     persistent requests (log_start): each request an MPI_Start or MPI_Startall starts is one
  *     MPI_Start line, with the bytes, peer and tag of its init and
  *         started=MPI_X    the init that made the request (MPI_Send_init, MPI_Recv_init ...)
+ *     calls that name a file (log_io_file): open, fopen, MPI_File_open ...
+ *         file=NAME        the name as the program gave it (a name without blanks)
  *     cancelled receives and sends (log_recv_cancelled, log_send_cancelled, log_completion_cancelled),
  *     logged once the outcome is known:
  *         cancelled=N      on the MPI_Irecv or MPI_Isend: 1 if its cancel won; on the completion: how many
@@ -126,6 +128,16 @@ static inline void log_call(const char *function, long long bytes)
 static inline void log_io(const char *function, long long bytes)
 {
     log_call(function, bytes);
+}
+
+/* A call that names a file (an open, MPI_File_delete): `bytes` read or written, and the name as the
+ * program gave it (tests/mpi/check_file_names.py compares it with the trace's). */
+static inline void log_io_file(const char *function, long long bytes, const char *name)
+{
+    if (!call_log_begin(function, bytes, 0, NULL, 0, NULL))
+        return;
+    fprintf(call_log_file, " file=%s", name);
+    call_log_end();
 }
 
 /* A call with one peer: a rooted collective (the root's world rank). */
