@@ -49,6 +49,9 @@ namespace {
 // POSIX I/O is recorded from the thread that started MPI: other threads' are the MPI library's own
 // (progress, process management) or interleave with the rank's calls in no order a trace can keep.
 thread_local bool started_mpi = false;
+// Under MPI_THREAD_MULTIPLE, which of the rank's threads calls: 1, 2 ... in the order they first called
+// MPI (0: not known yet; the thread that started MPI has none).
+thread_local int64_t thread_number = 0;
 
 // Ranks whose computation before an event differs by less than this share of the traced time, over
 // the run, or by less than a millisecond, share its time statistics: so small a difference moves a
@@ -220,6 +223,8 @@ private:
     double calibration_seconds_ = 0;
     double last_exit_ = 0;  // ticks
     bool threads_ = false;  // the application may call MPI from several threads at once
+    int64_t threads_seen_ = 0;  // threads other than the one that started MPI that called it
+    void mark_thread(RecordedCall& call);
     int64_t start_time_ = 0;
 };
 
@@ -478,6 +483,7 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         ++calls_;
     } else {
         describe(call, args, rc);
+        mark_thread(call);
         folder_.append(call);
         ++calls_;
     }
@@ -952,6 +958,15 @@ void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_sour
     if (any_tag) call.add(Role::matched_tag, status.MPI_TAG);
 }
 
+// Under MPI_THREAD_MULTIPLE, a call of another thread than the one that started MPI says which: the
+// threads' calls interleave in an order of the moment, which a replay in one thread cannot keep.
+void Tracer::mark_thread(RecordedCall& call)
+{
+    if (!threads_ || started_mpi) return;
+    if (thread_number == 0) thread_number = ++threads_seen_;
+    call.add(Role::thread, thread_number);
+}
+
 // Each request an MPI_Start or MPI_Startall starts is one MPI_Start event: the send or receive its
 // init described, from then on a pending request like an MPI_Isend's or MPI_Irecv's. The first
 // event carries the computation before the call.
@@ -982,6 +997,7 @@ void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
                     {made.comm, made.peer == MPI_ANY_SOURCE, made.tag == MPI_ANY_TAG});
             }
         }
+        mark_thread(call);
         folder_.append(call);
     }
 }

@@ -198,6 +198,25 @@ struct Report {
     }
 };
 
+// Under MPI_THREAD_MULTIPLE the threads of a rank made their calls in an order of the moment, which
+// differs between ranks: replayed one after another in one thread, a blocking call would wait for a
+// message another of the rank's threads is yet to receive. Replay does not re-enact threads; it says so.
+std::string threads_obstacle(const Trace& trace, const std::string& path)
+{
+    int64_t most = 0;
+    any_event(trace.body, [&](const Event& e) {
+        if (const Value* thread = e.find(Role::thread)) {
+            if (thread->is_exact()) most = std::max(most, thread->exact());
+            if (thread->is_per_rank()) most = std::max(most, thread->per_rank_range().second);
+            if (thread->is_histogram()) most = std::max<int64_t>(most, 1);
+        }
+        return false;
+    });
+    if (most == 0) return {};
+    return path + ": a rank's calls come from " + std::to_string(most + 1) +
+           " threads (MPI_THREAD_MULTIPLE); replay re-enacts one thread per rank and cannot keep their order";
+}
+
 struct Mode {
     replay::ReplayMode mode = replay::ReplayMode::paired;
     std::string reason;  // why not causal (rank 0 has it)
@@ -297,6 +316,7 @@ int run(int argc, char** argv, int rank, int size)
                 " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
                 std::to_string(read.trace->header.ranks) + ")";
     }
+    if (read.trace && error.empty()) error = threads_obstacle(*read.trace, options.trace);
     if (!all_ranks_ok(error, rank, size)) return 1;
     const Trace& trace = *read.trace;
     const uint64_t seed = options.seed.value_or(trace.header.seed);

@@ -61,8 +61,10 @@ enum class Role : uint8_t {
     view_extent,
     buffered,      // 1 on the MPI_Start of a request MPI_Bsend_init made (its send goes through the buffer)
     topology,      // a creation of a communicator with a topology: its key in the header's topologies (or kNoComm)
+    thread,        // under MPI_THREAD_MULTIPLE, a call of a thread other than the one that called MPI_Init:
+                   // 1, 2 ... in the order the rank's threads first called MPI (the first thread's have none)
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::topology) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::thread) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
