@@ -14,6 +14,7 @@ thread_local int depth = 0;
 // One set per thread is enough: nested calls pass through without recording.
 struct Scratch {
     std::vector<MPI_Request> requests;
+    std::vector<MPI_Request> started;
     std::vector<MPI_Status> statuses;
     std::vector<MPI_Fint> fortran_statuses;
     std::vector<int> indices;
@@ -73,6 +74,13 @@ const MPI_Request* Call::requests_from_fortran(const MPI_Fint* requests, int cou
     scratch.requests.clear();
     for (int i = 0; i < count; ++i) scratch.requests.push_back(PMPI_Request_f2c(requests[i]));
     return scratch.requests.empty() ? nullptr : scratch.requests.data();
+}
+
+const MPI_Request* Call::started_from_fortran(const MPI_Fint* requests, int count)
+{
+    scratch.started.clear();
+    for (int i = 0; i < count; ++i) scratch.started.push_back(PMPI_Request_f2c(requests[i]));
+    return scratch.started.empty() ? nullptr : scratch.started.data();
 }
 
 MPI_Fint* Call::fortran_status_or_own(MPI_Fint* status)

@@ -56,6 +56,7 @@ struct CallArgs {
     MPI_Request request = MPI_REQUEST_NULL;  // created by the call
     int request_count = 0;
     const MPI_Request* requests = nullptr;   // given to a completion call, as they were before it
+    const MPI_Request* started = nullptr;    // MPI_Start(all)'s requests after the call (a handle may change)
     const MPI_Status* status = nullptr;
     const MPI_Status* statuses = nullptr;
     int index = MPI_UNDEFINED;
@@ -121,6 +122,7 @@ public:
 
     // Fortran arguments (mpif.h, `use mpi`, `use mpi_f08`).
     const MPI_Request* requests_from_fortran(const MPI_Fint* requests, int count);
+    const MPI_Request* started_from_fortran(const MPI_Fint* requests, int count);
     MPI_Fint* fortran_status_or_own(MPI_Fint* status);
     MPI_Fint* fortran_statuses_or_own(MPI_Fint* statuses, int count);
     const MPI_Status* status_from_fortran(const MPI_Fint* status);

@@ -144,6 +144,8 @@ def c_wrapper(name, kind, params):
         elif role == "requests":
             n = roles.get("request_count")
             body.append(f"a.requests = call.keep_requests({pname}, {n if n else 1});")
+            if kind == "start":  # MPI may hand a started request back under another handle
+                after.append(f"a.started = {pname};")
         elif role == "status":
             body.append(f"MPI_Status* status_seen = call.status_or_own({pname});")
             arg = "status_seen"
@@ -251,6 +253,8 @@ def fortran_wrapper(name, kind, params, flavour):
         elif role == "requests":
             n = roles.get("request_count")
             late.append(f"a.requests = call.requests_from_fortran({pname}, {'*' + n if n else 1});")
+            if kind == "start":  # MPI may hand a started request back under another handle
+                after.append(f"a.started = call.started_from_fortran({pname}, {'*' + n if n else 1});")
         elif role == "status":
             body.append(f"MPI_Fint* status_seen = call.fortran_status_or_own({pname});")
             arg = "status_seen"

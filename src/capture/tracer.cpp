@@ -978,8 +978,18 @@ void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
         call.op = Op::Start;
         call.signature = first.signature;
         call.compute_seconds = i == 0 ? first.compute_seconds : 0;
-        const MPI_Request request = args.requests[i];
+        MPI_Request request = args.requests[i];
         auto found = persistent_.find(request);
+        // Open MPI hands a started request back under a new handle where the message it last sent is
+        // still in the buffer of buffered sends: the request is known by that one from now on.
+        if (args.started != nullptr && args.started[i] != request && args.started[i] != MPI_REQUEST_NULL) {
+            if (found != persistent_.end()) {
+                PersistentRequest made = found->second;
+                persistent_.erase(found);
+                found = persistent_.insert_or_assign(args.started[i], made).first;
+            }
+            request = args.started[i];
+        }
         if (found == persistent_.end()) {
             pending_requests_.created(request);
         } else {
