@@ -26,6 +26,9 @@
  *         started=MPI_X    the init that made the request (MPI_Send_init, MPI_Recv_init ...)
  *     calls that name a file (log_io_file): open, fopen, MPI_File_open ...
  *         file=NAME        the name as the program gave it (a name without blanks)
+ *     collectives given MPI_IN_PLACE (log_in_place):
+ *         in_place=1       the rank gave MPI_IN_PLACE for its send side (a scatter's root: its receive
+ *                          side), which then carries no bytes; the line's bytes are the other side's
  *     cancelled receives and sends (log_recv_cancelled, log_send_cancelled, log_completion_cancelled),
  *     logged once the outcome is known:
  *         cancelled=N      on the MPI_Irecv or MPI_Isend: 1 if its cancel won; on the completion: how many
@@ -144,6 +147,16 @@ static inline void log_io_file(const char *function, long long bytes, const char
 static inline void log_call_peer(const char *function, long long bytes, int peer)
 {
     log_call_full(function, bytes, 1, &peer, 0, NULL);
+}
+
+/* A collective this rank gave MPI_IN_PLACE (its send side, or a scatter root's receive side): `bytes`
+ * the other side's, `root` the root's world rank where `rooted`. */
+static inline void log_in_place(const char *function, long long bytes, int rooted, int root)
+{
+    if (!call_log_begin(function, bytes, rooted ? 1 : 0, &root, 0, NULL))
+        return;
+    call_log_field("in_place", 1);
+    call_log_end();
 }
 
 /* A send of any mode to `dest` (a world rank or LOG_PROC_NULL) with `tag`. */

@@ -5,7 +5,7 @@
  * non-blocking twin (on MPI_COMM_WORLD and on a communicator whose rank order is reversed, so roots and
  * peers must be translated to world ranks), MPI_IN_PLACE collectives, neighbor collectives on a
  * Cartesian and a distributed-graph communicator, and every communicator constructor of the table,
- * plus calls the tracer only records by name (groups, attributes ...). Persistent requests,
+ * plus calls the tracer only records by name (groups ...). Persistent requests,
  * matched probes and cancelled sends have programs of their own (persistent.c, matched_probe.c,
  * cancel_send.c).
  *
@@ -120,7 +120,7 @@ static void send_modes(void)
     const int buffer_size = 2 * (LENGTH * sizeof(int) + MPI_BSEND_OVERHEAD);
     void *bsend_buffer = malloc(buffer_size);
     MPI_Buffer_attach(bsend_buffer, buffer_size);
-    log_call("MPI_Buffer_attach", buffer_size);
+    log_call("MPI_Buffer_attach", buffer_size); /* the buffer's size, which replay attaches again */
 
     const char *blocking[] = {"MPI_Send", "MPI_Ssend", "MPI_Rsend", "MPI_Bsend"};
     for (int mode = 0; mode < 4; ++mode) {

@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 
     static char attached[1 << 16];
     MPI_Buffer_attach(attached, sizeof attached);
-    log_call("MPI_Buffer_attach", (long long)sizeof attached);
+    log_call("MPI_Buffer_attach", sizeof attached); /* the buffer's size, which replay attaches again */
 
     double out_right[HALO], out_left[HALO], out_buffered[HALO], in[3][HALO];
     MPI_Request requests[REQUESTS];
