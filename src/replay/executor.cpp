@@ -87,8 +87,20 @@ void Executor::issue(const ScheduledCall& call)
     if (call.times_return) call_returned();
 }
 
+void Executor::settle_idup(int64_t comm)
+{
+    const auto found = idup_pending_.find(comm);
+    if (found == idup_pending_.end()) return;
+    const auto request = requests_.find(found->second);
+    if (request != requests_.end() && request->second != MPI_REQUEST_NULL) MPI_Wait(&request->second, MPI_STATUS_IGNORE);
+    idup_pending_.erase(found);
+}
+
 void Executor::issue_call(const ScheduledCall& call)
 {
+    if (!idup_pending_.empty() && call.kind != CallKind::complete && call.kind != CallKind::compute) {
+        settle_idup(call.comm);
+    }
     switch (call.kind) {
     case CallKind::compute:
         compute_for(call.seconds);
@@ -299,6 +311,7 @@ void Executor::create(const ScheduledCall& call)
         auto [slot, inserted] = comms_.try_emplace(call.new_comm, MPI_COMM_NULL);
         if (!inserted && slot->second != MPI_COMM_NULL && call.new_comm > 1) MPI_Comm_free(&slot->second);
         MPI_Comm_idup(comm(call.comm), &slot->second, new_request(call.request));
+        idup_pending_[call.new_comm] = call.request;
         count(call.op, 0);
         return;
     }

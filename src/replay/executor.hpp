@@ -64,6 +64,10 @@ private:
 
     // Node-based: Comm_idup fills its entry in place when its request completes.
     std::unordered_map<int64_t, MPI_Comm> comms_;
+    // Communicators Comm_idup is still making, by id: their request. Where completions were drawn
+    // (p < 100), one may be used before the drawn completion of its request: it is waited for first.
+    std::unordered_map<int64_t, RequestId> idup_pending_;
+    void settle_idup(int64_t comm);
     // The peer communicator of replayed MPI_Intercomm_create: the leaders' handshake on it cannot
     // meet a replayed message.
     MPI_Comm bridge_ = MPI_COMM_NULL;

@@ -10,8 +10,7 @@ PMPI and is not in it); REPORT is h-replay's --report-json.
 At precision 100 the replay must be exact: per rank, the same sends (peer, tag, bytes, in order; the
 send half of a Sendrecv counts as a send, as replay issues it as one, and so does a started persistent
 send; a send whose cancel won, as the program's log in DIR says, does not: no message went) and the
-same collectives (operation, communicator members, root, bytes, in order; an in-place Alltoallv member,
-which replay makes sending what it received, as sending that) and one-sided calls
+same collectives (operation, communicator members, root, bytes, in order) and one-sided calls
 (operation, target, origin, target and result bytes, in order) as the original trace, both as
 `h-dump --sequence` prints them. The replay must leave nothing out (its report's not_replayed).
 
@@ -94,14 +93,8 @@ def communication(calls, left_out):
         if kind in ("send", "sendrecv") or (kind == "start" and "bytes" in params):
             out.append(("send", params.get("peer"), params.get("tag"), params.get("bytes")))
         elif kind == "collective":
-            sent = params.get("bytes")
-            # An in-place Alltoallv member (no bytes sent, some received) is replayed sending what it
-            # received: replay cannot make the symmetric counts MPI_IN_PLACE needs from the totals the
-            # trace keeps (src/replay/rank_stream.cpp, vector_counts).
-            received = params.get("recv_bytes")
-            if operation in ("MPI_Alltoallv", "MPI_Ialltoallv") and sent == "0" and received not in (None, "0"):
-                sent = received
-            out.append((operation, params.get("comm"), params.get("root"), sent, params.get("recv_bytes")))
+            out.append((operation, params.get("comm"), params.get("root"), params.get("bytes"),
+                        params.get("recv_bytes")))
         elif kind == "one_sided":
             out.append((operation, params.get("peer"), params.get("bytes"), params.get("target_bytes"),
                         params.get("recv_bytes")))

@@ -30,11 +30,7 @@ are both reduced to the list of:
                 one, whichever it was: the trace's `completes=`, the log's `completed=` (a log line
                 with `of=MPI_X` completed the request of a call to MPI_X: left out with that call);
                 where the log says which requests (`positions=`), the trace's `positions=` must too
-  collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes. For
-                the trace of a replay (--report), an MPI_Alltoallv or MPI_Ialltoallv the log marks
-                `in_place=1` counts its bytes twice: the trace keeps members' totals only, from
-                which replay cannot make the symmetric counts MPI_IN_PLACE needs, so it sends what
-                the member received (src/replay/rank_stream.cpp, vector_counts)
+  collectives   (function, root as a world rank or None, bytes): the trace's bytes + recv_bytes
 
 A receive or send whose cancel won (the log's `cancelled=1`) moved no message, and replay leaves it out: for
 the trace of a replay (--report) it is left out of the log's list, and the completions that
@@ -96,8 +92,6 @@ COLLECTIVE_FUNCTIONS = ({f"MPI_{name}" for name in _BLOCKING_COLLECTIVES}
                         # Collectives on windows: their creation (bytes: its size), free and fence.
                         | {"MPI_Win_create", "MPI_Win_allocate", "MPI_Win_allocate_shared", "MPI_Win_create_dynamic",
                            "MPI_Win_free", "MPI_Win_fence"})
-# Collectives a replay makes without MPI_IN_PLACE where the program gave it, sending what it received.
-SENT_AS_RECEIVED_IN_REPLAY = {"MPI_Alltoallv", "MPI_Ialltoallv"}
 ANY_TAG = "ANY_TAG"
 TRACE_ANY_TAG = "-1"  # h-dump --sequence prints an exact MPI_ANY_TAG as the number the trace stores
 MAX_RANKS_SHOWN = 32
@@ -165,9 +159,8 @@ def logged_tag(call, key):
     return call.fields.get("matched_tag", tag) if tag == ANY_TAG else tag
 
 
-def reduce_logged(call, replayed=False):
-    """The comparable tuple of one log line, or None for a call left out; `replayed`: as the trace of
-    a replay should show it."""
+def reduce_logged(call):
+    """The comparable tuple of one log line, or None for a call left out."""
     function = call.function
     if function in SEND_FUNCTIONS:
         (dest,) = only_peer(call)
@@ -196,12 +189,11 @@ def reduce_logged(call, replayed=False):
         # The request of a call a replay cannot make goes when that call does (Reduced.without).
         return ("complete", int(completed), call.fields["of"]) if "of" in call.fields else ("complete", int(completed))
     if function in COLLECTIVE_FUNCTIONS:
-        in_place_sent = replayed and function in SENT_AS_RECEIVED_IN_REPLAY and call.fields.get("in_place") == "1"
-        return (function, call.peers[0] if call.peers else None, call.bytes * (2 if in_place_sent else 1))
+        return (function, call.peers[0] if call.peers else None, call.bytes)
     return None
 
 
-def reduce_logs(log_dir, ranks, replayed=False):
+def reduce_logs(log_dir, ranks):
     reduced = {}
     for rank, calls in check_calls.read_call_logs(log_dir, ranks).items():
         reduced[rank] = Reduced()
@@ -209,7 +201,7 @@ def reduce_logs(log_dir, ranks, replayed=False):
             cancelled = call.fields.get("cancelled", "0")
             if not cancelled.isdigit():
                 raise CannotCompare(f"{call.where}: cancelled={cancelled} is not a count")
-            reduced[rank].add(reduce_logged(call, replayed), call.where, int(cancelled))
+            reduced[rank].add(reduce_logged(call), call.where, int(cancelled))
     return reduced
 
 
@@ -403,7 +395,7 @@ def main():
     name = f"check_sequence ({args.label})"
 
     try:
-        logged = reduce_logs(args.log_dir, args.ranks, replayed=args.report is not None)
+        logged = reduce_logs(args.log_dir, args.ranks)
         if args.sequence is not None:
             text = pathlib.Path(args.sequence).read_text()
             sequence = check_replay.parse_sequence(text, args.sequence)
