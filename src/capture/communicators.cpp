@@ -107,6 +107,24 @@ int Communicators::leader_world_rank(MPI_Comm comm) const
     return leader;
 }
 
+int64_t Communicators::group_key(MPI_Group group) const
+{
+    int n = 0;
+    PMPI_Group_size(group, &n);
+    std::vector<int> ranks(static_cast<size_t>(std::max(n, 0)));
+    std::vector<int> world(ranks.size());
+    for (int i = 0; i < n; ++i) ranks[static_cast<size_t>(i)] = i;
+    PMPI_Group_translate_ranks(group, n, ranks.data(), world_group_, world.data());
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a over the world ranks, folded to 31 bits
+    for (int r : world) {
+        for (int b = 0; b < 4; ++b) {
+            h ^= static_cast<uint8_t>(static_cast<uint32_t>(r) >> (8 * b));
+            h *= 0x100000001b3ull;
+        }
+    }
+    return static_cast<int64_t>((h ^ (h >> 31) ^ (h >> 62)) & 0x7fffffff);
+}
+
 std::optional<Topology> Communicators::topology(MPI_Comm comm)
 {
     int kind = MPI_UNDEFINED;

@@ -42,6 +42,8 @@ public:
     int leader_world_rank(MPI_Comm comm) const;
     // The world rank of rank 0 of the remote group of intercommunicator `comm`.
     int remote_leader_world_rank(MPI_Comm comm) const;
+    // A key of `group`'s members as world ranks: the same on every member, for the same members.
+    int64_t group_key(MPI_Group group) const;
     // `comm`'s topology as the caller sees it (its neighbours, for a graph); nullopt for none.
     static std::optional<Topology> topology(MPI_Comm comm);
 

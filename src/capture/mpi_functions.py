@@ -197,7 +197,7 @@ FUNCTIONS = [
     ("Comm_split_type", "comm_create", "MPI_Comm comm:comm, int split_type, int key, MPI_Info info, "
                                        "MPI_Comm *newcomm:newcomm"),
     ("Comm_create", "comm_create", "MPI_Comm comm:comm, MPI_Group group, MPI_Comm *newcomm:newcomm"),
-    ("Comm_create_group", "comm_create", "MPI_Comm comm:comm, MPI_Group group, int tag, MPI_Comm *newcomm:newcomm"),
+    ("Comm_create_group", "comm_create", "MPI_Comm comm:comm, MPI_Group group:group, int tag, MPI_Comm *newcomm:newcomm"),
     ("Cart_create", "comm_create", "MPI_Comm comm_old:comm, int ndims, const int dims[], const int periods[], "
                                    "int reorder, MPI_Comm *comm_cart:newcomm"),
     ("Cart_sub", "comm_create", "MPI_Comm comm:comm, const int remain_dims[], MPI_Comm *newcomm:newcomm"),

@@ -705,6 +705,9 @@ void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommIn
         call.add(Role::color, kNoComm);
         call.add(Role::key, kNoComm);
     }
+    // Only the members of a group call MPI_Comm_create_group: they name it by its members, so that the
+    // merge knows one creation whatever others each took part in before.
+    if (call.op == Op::Comm_create_group) call.add(Role::group, comms_.group_key(args.group));
     // A communicator with a topology (made so, or a duplicate of one) keeps it, for replay's
     // neighbourhood collectives.
     if (is_one_of(call.op, {Op::Cart_create, Op::Cart_sub, Op::Graph_create, Op::Dist_graph_create,

@@ -26,13 +26,24 @@ uint64_t StreamTracker::communicator(Rank rank, int64_t id) const
     if (const auto found = ranks_.find(rank); found != ranks_.end()) {
         if (const auto c = found->second.comms.find(id); c != found->second.comms.end()) return c->second;
     }
-    return mix(kUnknown, id);
+    return unknown(id);
+}
+
+uint64_t StreamTracker::unknown(int64_t id) const
+{
+    const uint64_t stream = mix(kUnknown, id);
+    unknown_.insert(stream);
+    return stream;
 }
 
 std::optional<uint64_t> StreamTracker::birth(uint64_t stream) const
 {
     const auto found = births_.find(stream);
-    return found == births_.end() ? std::nullopt : std::optional<uint64_t>(found->second);
+    if (found != births_.end()) return found->second;
+    // Made before the sequence: one communicator under different ids, or colours of one split, or
+    // neither; what its instances may meet is left to their places.
+    if (unknown_.count(stream)) return kUnknown;
+    return std::nullopt;
 }
 
 const std::vector<Rank>* StreamTracker::members(uint64_t stream) const
@@ -64,14 +75,14 @@ std::vector<StreamTracker::Place> StreamTracker::take_part(const Event& e, Rank 
     };
     const auto id_stream = [&](const std::map<int64_t, uint64_t>& ids, int64_t id) {
         const auto found = ids.find(id);
-        return found != ids.end() ? found->second : mix(kUnknown, id);
+        return found != ids.end() ? found->second : unknown(id);
     };
     const auto comm = value(Role::comm);
     if (kind == OperationKind::comm_free) {
         if (comm) s.comms.erase(*comm);
         return places;
     }
-    const uint64_t parent = comm ? communicator(rank, *comm) : mix(kUnknown, kNoComm);
+    const uint64_t parent = comm ? communicator(rank, *comm) : unknown(kNoComm);
     // A window or file is made by a collective on its communicator, and orders its own from then on.
     if (is_window_creation(e.op) || e.op == Op::File_open) {
         const int64_t k = on(parent);
@@ -109,7 +120,10 @@ std::vector<StreamTracker::Place> StreamTracker::take_part(const Event& e, Rank 
     uint64_t made = 0;
     if (e.op == Op::Comm_create_group) {  // only its members call it: nothing on the parent
         if (colour == kNoComm) return places;
-        made = mix(mix(mix(parent, kMadeForGroup), colour), s.group_creations[{parent, colour}]++);
+        // Named by its members where the trace says (members of other groups with the same first
+        // rank made other creations in between), else by its first rank.
+        const int64_t group = value(Role::group).value_or(colour);
+        made = mix(mix(mix(parent, kMadeForGroup), group), s.group_creations[{parent, group}]++);
     } else if (e.op == Op::Intercomm_create) {
         on(parent);
         if (colour == kNoComm || remote_leader == kNoComm) return places;

@@ -7,7 +7,7 @@
 // A communicator is known by where it was made, which all its members agree on: the instance of its
 // creation on its parent and its colour (for a split of an intercommunicator, the lower of its two
 // groups' leaders); one made by MPI_Comm_create_group, which only its members call, by its parent,
-// colour and how many such creations the rank had made there; an intercommunicator made by
+// its members and how many such creations of that group the rank had made there; an intercommunicator made by
 // MPI_Intercomm_create by the pair of its leaders and how many the rank had made between them. Its
 // id is no use: ids count the creations each rank took part in, which differ between ranks.
 
@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <vector>
 
 namespace htrace {
@@ -72,6 +73,8 @@ private:
     std::map<Rank, RankState> ranks_;
     std::map<uint64_t, std::vector<Rank>> members_;
     std::map<uint64_t, uint64_t> births_;
+    uint64_t unknown(int64_t id) const;          // the stream of an id made before the sequence
+    mutable std::set<uint64_t> unknown_;         // those streams
 };
 
 // For each top-level node of a sequence, the instances its collectives are on each stream (over all

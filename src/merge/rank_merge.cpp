@@ -349,20 +349,20 @@ public:
 
     // The collective instances the top-level nodes of the two sequences hold (collective_instances.hpp):
     // two nodes that hold different ones never align. Instances of one communicator are each their own,
-    // and the k-th of one colour of a split may meet only the k-th of another, so that every later merge
-    // finds the colours in step.
+    // and the k-th of one colour of a split may meet only the k-th of another colour of that split, so
+    // that every later merge finds the colours in step.
     void know_instances(const Sequence& a, const CollectiveInstances& on_a, const Sequence& b,
                         const CollectiveInstances& on_b)
     {
         for (const auto& [seq, on] : {std::pair{&a, &on_a}, std::pair{&b, &on_b}}) {
             for (size_t i = 0; i < seq->size(); ++i) {
-                std::vector<std::pair<int64_t, int64_t>> held;
+                std::vector<Held> held;
                 for (const auto& [stream, range] : on->of(i)) {
                     if (!range.known) {
                         held.clear();
                         break;
                     }
-                    if (range.end > range.first) held.emplace_back(range.first, range.end);
+                    if (range.end > range.first) held.push_back({on->birth(stream).value_or(stream), range.first, range.end});
                 }
                 std::sort(held.begin(), held.end());
                 held.erase(std::unique(held.begin(), held.end()), held.end());
@@ -534,9 +534,16 @@ private:
         return out;
     }
 
+    // A node's instances on one communicator, or on any colour of one split (where it was made).
+    struct Held {
+        uint64_t made;
+        int64_t first;
+        int64_t end;
+        auto operator<=>(const Held&) const = default;
+    };
     MergeContext context_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
-    std::map<const Node*, std::vector<std::pair<int64_t, int64_t>>> instances_;
+    std::map<const Node*, std::vector<Held>> instances_;
 };
 
 Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);
@@ -824,53 +831,79 @@ void join_optional_repeats(Sequence& seq, const MergeContext& context)
     seq = std::move(out);
 }
 
-// Reorders `seq` so that the nodes `pairs` name (first of each pair) come in the order of the second,
-// as far as every rank's own order allows: nodes that no rank shares may come in either order (the
-// instances of different colours of a split, which one half of the job joined in one order and the
-// other half in another). Nodes no pair names keep their place before the next that one does.
-// Returns whether the order changed.
-bool follow_order(Sequence& seq, const std::vector<std::pair<size_t, size_t>>& pairs)
+// Reorders both sequences so that the nodes of each pair (holding the same collective instances) come
+// in one order on both sides, as far as every rank's own order allows: nodes that no rank shares may
+// come in either order (instances of different colours of a split, or of groups of different
+// members, that one half of the job joined in one order and the other half in another). Nodes no
+// pair names travel with the next one that does. False where no order keeps every rank's (the two
+// sides started non-blocking collectives on two communicators in opposite orders), and where the
+// order is the one they had.
+bool share_order(Sequence& a, Sequence& b, const std::vector<std::pair<size_t, size_t>>& pairs)
 {
-    const size_t n = seq.size();
+    // One graph of both: b's nodes after a's, each paired node of b one with its partner in a.
+    const size_t na = a.size();
+    const size_t n = na + b.size();
+    std::vector<size_t> same(n);
+    for (size_t i = 0; i < n; ++i) same[i] = i;
+    for (const auto& [i, j] : pairs) same[na + j] = i;
     constexpr size_t kLast = std::numeric_limits<size_t>::max();
+    // Where a node goes among ties: a's place, and b's nodes before the next paired node's.
     std::vector<size_t> key(n, kLast);
-    for (const auto& [i, j] : pairs) key[i] = j;
-    for (size_t i = n; i-- > 1;) {
-        if (key[i - 1] == kLast) key[i - 1] = key[i];
+    for (size_t i = 0; i < na; ++i) key[i] = i;
+    size_t next = kLast;
+    for (size_t j = b.size(); j-- > 0;) {
+        if (same[na + j] != na + j) next = same[na + j];
+        key[na + j] = next;
     }
-    // Every rank's order: each node after the rank's previous one.
     std::vector<std::vector<size_t>> after(n);
     std::vector<size_t> waiting_for(n, 0);
-    std::map<Rank, size_t> previous;
-    for (size_t i = 0; i < n; ++i) {
-        for (Rank r : participants(seq[i]).expand()) {
-            const auto [at, first] = previous.try_emplace(r, i);
+    std::map<Rank, size_t> previous;  // the ranks of a and of b are apart
+    for (size_t k = 0; k < n; ++k) {
+        const size_t node = same[k];
+        for (Rank r : participants(k < na ? a[k] : b[k - na]).expand()) {
+            const auto [at, first] = previous.try_emplace(r, node);
             if (!first) {
-                after[at->second].push_back(i);
-                ++waiting_for[i];
-                at->second = i;
+                if (at->second != node) {
+                    after[at->second].push_back(node);
+                    ++waiting_for[node];
+                }
+                at->second = node;
             }
         }
     }
-    std::set<std::pair<size_t, size_t>> ready;  // (key, original place)
-    for (size_t i = 0; i < n; ++i) {
-        if (waiting_for[i] == 0) ready.emplace(key[i], i);
+    std::set<std::pair<size_t, size_t>> ready;  // (key, node)
+    for (size_t k = 0; k < n; ++k) {
+        if (same[k] == k && waiting_for[k] == 0) ready.emplace(key[k], k);
     }
     std::vector<size_t> order;
     while (!ready.empty()) {
-        const size_t i = ready.begin()->second;
+        const size_t node = ready.begin()->second;
         ready.erase(ready.begin());
-        order.push_back(i);
-        for (size_t next : after[i]) {
-            if (--waiting_for[next] == 0) ready.emplace(key[next], next);
+        order.push_back(node);
+        for (size_t later : after[node]) {
+            if (--waiting_for[later] == 0) ready.emplace(key[later], later);
         }
     }
-    if (std::is_sorted(order.begin(), order.end())) return false;
-    Sequence out;
-    out.reserve(n);
-    for (size_t i : order) out.push_back(std::move(seq[i]));
-    seq = std::move(out);
-    return true;
+    size_t nodes = 0;
+    for (size_t k = 0; k < n; ++k) nodes += same[k] == k ? 1 : 0;
+    if (order.size() != nodes) return false;
+    std::vector<size_t> place(n, 0);
+    for (size_t p = 0; p < order.size(); ++p) place[order[p]] = p;
+    const auto reorder = [&](Sequence& seq, size_t offset) {
+        std::vector<size_t> by_place(seq.size());
+        for (size_t k = 0; k < seq.size(); ++k) by_place[k] = k;
+        std::stable_sort(by_place.begin(), by_place.end(),
+                         [&](size_t x, size_t y) { return place[same[offset + x]] < place[same[offset + y]]; });
+        if (std::is_sorted(by_place.begin(), by_place.end())) return false;
+        Sequence out;
+        out.reserve(seq.size());
+        for (size_t k : by_place) out.push_back(std::move(seq[k]));
+        seq = std::move(out);
+        return true;
+    };
+    const bool moved_a = reorder(a, 0);
+    const bool moved_b = reorder(b, na);
+    return moved_a || moved_b;
 }
 
 // Pulls apart, by ranks, the events an earlier merge made of collectives on several communicators
@@ -924,19 +957,18 @@ Sequence merge_aligned(Sequence a, Sequence b, uint64_t weight_a, uint64_t weigh
         const bool turned_b = has_cut_loop(a) && cut_collective_loops(b, context);
         if (turned_a || turned_b) alignment = align_sequences(a, b, context);
     }
+    constexpr int kMostReorders = 4;
+    int reorders = 0;
     while (context.across == Across::ranks) {
         const bool apart =
             collective_left(a, alignment.pairs, true, shared) && collective_left(b, alignment.pairs, false, shared);
         if (!apart && !alignment.conflict) break;
         // Instances of different communicators that the two sides hold in different orders: one side
         // follows the other's, where its ranks' orders allow.
-        if (!alignment.crossing.empty()) {
-            auto reversed = alignment.crossing;
-            for (auto& [i, j] : reversed) std::swap(i, j);
-            if (follow_order(a, alignment.crossing) || follow_order(b, reversed)) {
-                alignment = align_sequences(a, b, context);
-                continue;
-            }
+        // (A few times: each realignment may pair other nodes, but never should go round in circles.)
+        if (!alignment.crossing.empty() && reorders++ < kMostReorders && share_order(a, b, alignment.crossing)) {
+            alignment = align_sequences(a, b, context);
+            continue;
         }
         const bool unrolled_a = unroll_collective_loops(a);
         const bool unrolled_b = unroll_collective_loops(b);

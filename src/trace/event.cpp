@@ -13,7 +13,7 @@ constexpr std::array<std::string_view, kRoleCount> kRoleNames{
     "synchronous", "cancelled_peer", "cancelled_tag", "cancelled_comm",
     "remote_leader", "window", "target_bytes", "assertion", "lock_type",
     "file", "file_name", "amode", "offset", "whence", "file_size", "view_disp", "view_lb", "view_block", "view_blocks",
-    "view_stride", "view_extent", "buffered", "topology", "thread",
+    "view_stride", "view_extent", "buffered", "topology", "thread", "group",
 };
 
 }  // namespace
@@ -34,7 +34,7 @@ bool role_is_categorical(Role role)
 {
     return role == Role::comm || role == Role::new_comm || role == Role::color || role == Role::key ||
            role == Role::root || role == Role::synchronous || role == Role::buffered || role == Role::topology ||
-           role == Role::thread ||
+           role == Role::thread || role == Role::group ||
            role == Role::cancelled_comm ||
            role == Role::remote_leader || role == Role::window || role == Role::assertion || role == Role::lock_type ||
            role == Role::file || role == Role::file_name || role == Role::amode || role == Role::whence ||

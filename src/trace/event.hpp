@@ -63,8 +63,9 @@ enum class Role : uint8_t {
     topology,      // a creation of a communicator with a topology: its key in the header's topologies (or kNoComm)
     thread,        // under MPI_THREAD_MULTIPLE, a call of a thread other than the one that called MPI_Init:
                    // 1, 2 ... in the order the rank's threads first called MPI (the first thread's have none)
+    group,         // MPI_Comm_create_group: a key of its group's members (world ranks), the same on each member
 };
-inline constexpr int kRoleCount = static_cast<int>(Role::thread) + 1;
+inline constexpr int kRoleCount = static_cast<int>(Role::group) + 1;
 
 std::string_view role_name(Role role);
 bool role_is_peer(Role role);      // a rank: symbolic values print as ANY_SOURCE, PROC_NULL ...
