@@ -399,14 +399,23 @@ void RankStream::send_of(const Event& e, const std::vector<Rank>& participants, 
     if (*destination == me_ && incoming_) {
         const auto my_comm = comms.local_id(me_, sender, *comm);
         const auto source = my_comm ? comms.rank_in(me_, *my_comm, sender) : std::nullopt;
-        if (my_comm && source) {
+        // Point-to-point calls of different ranks keep no order between collectives: this rank may
+        // have freed the communicator before the walk meets the send its receive took. The message
+        // still counts on its channel (the communicator itself, by the sender's group of it), though
+        // this rank has no id of it left to post a receive on (kNoComm).
+        const auto senders = comms.shared_members(sender, *comm);
+        const bool inter = comms.remote_members(sender, *comm) != nullptr;
+        const auto freed_here = !my_comm && senders && !inter
+                                    ? std::find(senders->begin(), senders->end(), sender) - senders->begin()
+                                    : std::ptrdiff_t{-1};
+        if ((my_comm && source) || freed_here >= 0) {
             Item& message = add(ItemKind::incoming, e);
-            message.asked.comm.members = comms.shared_peer_group(me_, *my_comm);
+            message.asked.comm.members = my_comm ? comms.shared_peer_group(me_, *my_comm) : senders;
             message.call.kind = CallKind::receive;
             message.call.op = Op::Irecv;
-            message.call.comm = *my_comm;
+            message.call.comm = my_comm.value_or(kNoComm);
             message.call.peer = sender;
-            message.call.peer_in_comm = *source;
+            message.call.peer_in_comm = my_comm ? *source : static_cast<int32_t>(freed_here);
             message.call.tag = tag;
             message.call.bytes = bytes;
         }

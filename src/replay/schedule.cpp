@@ -449,7 +449,7 @@ private:
             // Looking ahead: a message sent before this receive's completion is posted for here.
             for (size_t ahead = 1; ahead < match->completion; ++ahead) {
                 const Item* next = stream_.peek(ahead);
-                if (next->kind != ItemKind::incoming || claimed_.count(position_ + ahead) ||
+                if (next->kind != ItemKind::incoming || next->call.comm == kNoComm || claimed_.count(position_ + ahead) ||
                     !fits(wanted, next->asked.comm.members.get(), next->call.peer, next->call.tag)) {
                     continue;
                 }
@@ -494,6 +494,7 @@ private:
     void incoming(const Item& item)
     {
         if (claimed_.erase(position_) > 0) return;  // a receive event ahead of it posted it already
+        if (item.call.comm == kNoComm) return;  // on a communicator this rank freed: nothing to post on
         ScheduledCall call = item.call;
         call.request = new_request();
         posted_.push_back({call.request, call.peer, item.asked.comm.members, call.tag});
