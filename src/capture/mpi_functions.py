@@ -299,6 +299,9 @@ FUNCTIONS = [
     # The buffer buffered sends go through: replay attaches one as large where the program did.
     ("Buffer_attach", "buffer", "void *buffer, int size:buffer_size"),
     ("Buffer_detach", "buffer", "void *buffer_addr, int *size"),
+    # Memory a dynamic window exposes: replay attaches as much, and detaches it, where the program did.
+    ("Win_attach", "one_sided", WIN + ", void *base, MPI_Aint size:win_size"),
+    ("Win_detach", "one_sided", WIN + ", const void *base"),
 ]
 
 # Wrapped by no generated wrapper at all: handle conversions and clocks are not communication, are

@@ -820,6 +820,7 @@ void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t pr
         PMPI_Group_free(&comm_group);
         for (int r : in_comm) call.add(Role::peer, relative_peer(r, comm));
     }
+    if (present & arg::win_size) call.add(Role::bytes, int64_t(args.win_size));  // MPI_Win_attach
     if (present & arg::datatype) {
         const int64_t element = type_sizes_.of(args.datatype);
         // Fetch_and_op and Compare_and_swap move one element each way.
@@ -965,7 +966,8 @@ void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_sour
 // threads' calls interleave in an order of the moment, which a replay in one thread cannot keep.
 void Tracer::mark_thread(RecordedCall& call)
 {
-    if (!threads_ || started_mpi) return;
+    // Calls known by name only move nothing replay re-enacts: other threads may make those freely.
+    if (!threads_ || started_mpi || operation_kind(call.op) == OperationKind::opaque) return;
     if (thread_number == 0) thread_number = ++threads_seen_;
     call.add(Role::thread, thread_number);
 }

@@ -51,6 +51,7 @@ void Windows::collective(const ScheduledCall& call, MPI_Comm comm)
     if (call.op == Op::Win_free) {
         Window& w = find(call.window);
         if (!w.bases.empty()) PMPI_Win_detach(w.win, w.memory.get());
+        for (const auto& memory : w.attached) MPI_Win_detach(w.win, memory.get());
         MPI_Win_free(&w.win);
         windows_.erase(call.window);
         return;
@@ -147,6 +148,18 @@ void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_R
         break;
     }
     case Op::Win_complete: MPI_Win_complete(w.win); break;
+    case Op::Win_attach: {
+        // Accesses go to the memory attached when the window was made; this is the program's own
+        // attachment, as large, so that attaching costs what it did.
+        w.attached.push_back(std::make_unique<char[]>(static_cast<size_t>(std::max<int64_t>(call.bytes, 1))));
+        MPI_Win_attach(w.win, w.attached.back().get(), static_cast<MPI_Aint>(std::max<int64_t>(call.bytes, 1)));
+        break;
+    }
+    case Op::Win_detach:
+        if (w.attached.empty()) break;
+        MPI_Win_detach(w.win, w.attached.front().get());
+        w.attached.erase(w.attached.begin());
+        break;
     case Op::Win_wait: MPI_Win_wait(w.win); break;
     default: throw std::runtime_error("no replay for " + std::string(operation_name(call.op)));
     }

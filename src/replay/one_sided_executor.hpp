@@ -32,6 +32,8 @@ private:
         MPI_Win win = MPI_WIN_NULL;
         std::unique_ptr<char[]> memory;  // Win_create's and a dynamic window's
         std::vector<MPI_Aint> bases;     // a dynamic window: where each rank attached its memory
+        // A dynamic window: the memory the program attached besides, oldest first (detached so).
+        std::vector<std::unique_ptr<char[]>> attached;
     };
     Window& find(int64_t id);
 

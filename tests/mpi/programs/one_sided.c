@@ -162,7 +162,7 @@ int main(int argc, char **argv)
     log_call("MPI_Win_create_dynamic", 0);
     int attached[4] = {0, 0, 0, 0};
     MPI_Win_attach(dynamic, attached, sizeof attached);
-    log_call("MPI_Win_attach", 0);
+    log_call("MPI_Win_attach", (long long)sizeof attached);
     MPI_Aint mine, *bases = malloc((size_t)size * sizeof(MPI_Aint));
     MPI_Get_address(attached, &mine);
     log_call("MPI_Get_address", 0);
