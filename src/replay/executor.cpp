@@ -169,6 +169,15 @@ void Executor::issue_call(const ScheduledCall& call)
     case CallKind::free_comm: {
         auto found = comms_.find(call.comm);
         if (found == comms_.end() || call.comm <= 1) return;
+        if (const auto started = collective_requests_.find(call.comm); started != collective_requests_.end()) {
+            for (RequestId id : started->second) {
+                const auto request = requests_.find(id);
+                if (request != requests_.end() && request->second != MPI_REQUEST_NULL) {
+                    MPI_Wait(&request->second, MPI_STATUS_IGNORE);
+                }
+            }
+            collective_requests_.erase(started);
+        }
         if (call.op == Op::Comm_disconnect) {
             MPI_Comm_disconnect(&found->second);
         } else {
@@ -409,6 +418,12 @@ void Executor::collective(const ScheduledCall& call)
     const int recv_bytes = as_count(call.recv_bytes);
     const int root = call.root == kRootSelf ? MPI_ROOT : call.root == kProcNull ? MPI_PROC_NULL : call.root;
     MPI_Request* request = call.request != 0 ? new_request(call.request) : nullptr;
+    if (request != nullptr) {
+        auto& started = collective_requests_[call.comm];
+        // Those completed since need no wait: the list keeps only what may still be pending.
+        std::erase_if(started, [&](RequestId id) { return requests_.find(id) == requests_.end(); });
+        started.push_back(call.request);
+    }
     auto to_ints = [](const std::vector<int64_t>& from, std::vector<int>& counts, std::vector<int>& displacements) {
         counts.resize(from.size());
         displacements.resize(from.size());

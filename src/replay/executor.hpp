@@ -68,6 +68,9 @@ private:
     // (p < 100), one may be used before the drawn completion of its request: it is waited for first.
     std::unordered_map<int64_t, RequestId> idup_pending_;
     void settle_idup(int64_t comm);
+    // Non-blocking collectives by communicator id: where completions were drawn, one may still be
+    // pending when its communicator is freed, which Open MPI does not survive; it is waited for first.
+    std::unordered_map<int64_t, std::vector<RequestId>> collective_requests_;
     // The peer communicator of replayed MPI_Intercomm_create: the leaders' handshake on it cannot
     // meet a replayed message.
     MPI_Comm bridge_ = MPI_COMM_NULL;
