@@ -17,6 +17,13 @@ namespace {
 // receive is taken as never completed: the items in between are kept in memory meanwhile.
 constexpr size_t kLookAheadLimit = size_t{1} << 20;
 
+// Paired replay: messages no receive has taken yet, posted at their send, that a rank keeps waiting
+// for no later than its next collective. Beyond this many, the oldest are waited for at once: a flood
+// of small messages between collectives otherwise piles up hundreds of thousands of posted receives,
+// which MPI matches, and each receive event searches, one by one. Waiting for them earlier keeps
+// Theorem 1's premise (a wait lists only messages sent before it, proofs/README.md, P3).
+constexpr size_t kMostPostedMessages = 4096;
+
 // A request the traced rank created, as replay mirrors its pending list (trace/completion_set.hpp):
 // completions name their requests by position in this list.
 struct PendingEntry {
@@ -200,6 +207,7 @@ private:
 
     void handle(const Item& item)
     {
+        if (posted_.size() > kMostPostedMessages) complete_oldest_fallbacks(posted_.size() - kMostPostedMessages / 2);
         switch (item.kind) {
         case ItemKind::compute:
             if (options_.compute) sink_(item.call);
@@ -499,6 +507,18 @@ private:
         call.request = new_request();
         posted_.push_back({call.request, call.peer, item.asked.comm.members, call.tag});
         issue(call);
+    }
+
+    // The `n` messages posted longest ago that no receive event took (all were sent at earlier items).
+    void complete_oldest_fallbacks(size_t n)
+    {
+        std::vector<RequestId> requests;
+        for (size_t k = 0; k < n && !posted_.empty(); ++k) {
+            requests.push_back(posted_.front().request);
+            posted_.pop_front();
+        }
+        fallback_messages_ += requests.size();
+        complete(Op::Waitall, requests, nullptr);
     }
 
     // Messages no receive event took are received before the rank's next collective or communicator
