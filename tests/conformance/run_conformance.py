@@ -19,10 +19,11 @@ c. Each trace is replayed under the tracer, lossless: `HTRACE_FILE=replayed-pP.h
    mpirun ... h-trace h-replay --report-json replay-pP.json --stall-limit 30 trace-pP.h`. The replay is
    "full" when it exits 0, writes its report with nothing in "not_replayed" and passes its check: at
    P = 100 tests/mpi/check_replay.py --precision 100 (per rank the sends, collectives and one-sided
-   calls of the original trace, in order); at P = 0 the replay's point-to-point messages (its send
-   calls job-wide, from `h-dump --calls --json replayed-p0.h`) within 1% of the program's logged ones
-   (skipped for a program that made persistent requests, whose started sends the log does not tell
-   apart, or cancelled a request, whose cancel may have won and moved no message). Otherwise it is
+   calls of the original trace, in order); at P = 0 the replay's calls of each collective function
+   (the ranks must still agree on how many run) and its point-to-point messages (its send calls
+   job-wide, from `h-dump --calls --json replayed-p0.h`) within 1% of the program's logged ones (the
+   messages not compared for a program that made persistent requests, whose started sends the log
+   does not tell apart, or cancelled a request, whose cancel may have won and moved no message). Otherwise it is
    "partial" (it ran but left calls out, or its check failed), "stall" (h-replay stopped the job for
    no progress after --stall-limit 30 s, or it was killed after 90 s) or "error" (another failure).
    A traced run that fails, or whose trace is not the program's calls, is "traced-failed" (a trace
@@ -69,6 +70,14 @@ REPLAY_TIMEOUT = STALL_LIMIT + 60
 # issues buffered and ready sends as standard ones, started persistent sends as MPI_Isend).
 MESSAGE_FUNCTIONS = ("MPI_Send", "MPI_Bsend", "MPI_Ssend", "MPI_Rsend", "MPI_Isend", "MPI_Ibsend", "MPI_Issend",
                      "MPI_Irsend", "MPI_Sendrecv", "MPI_Sendrecv_replace")
+# Collectives: at p = 0 the ranks must still agree on how many times each runs, so the replay makes as
+# many as the program did.
+_COLLECTIVES = ("Barrier", "Bcast", "Reduce", "Allreduce", "Gather", "Gatherv", "Scatter", "Scatterv", "Allgather",
+                "Allgatherv", "Alltoall", "Alltoallv", "Alltoallw", "Reduce_scatter", "Reduce_scatter_block", "Scan",
+                "Exscan", "Neighbor_allgather", "Neighbor_allgatherv", "Neighbor_alltoall", "Neighbor_alltoallv",
+                "Neighbor_alltoallw")
+COLLECTIVE_FUNCTIONS = tuple(f"MPI_{name}" for name in _COLLECTIVES) + \
+    tuple(f"MPI_I{name[0].lower()}{name[1:]}" for name in _COLLECTIVES)
 STARTALL_REQUESTS = "MPI_Startall:requests"
 PERSISTENT_INITS = ("MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Recv_init")
 TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION", "HTRACE_IO_EXCLUDE")
@@ -374,14 +383,21 @@ def check_replayed(args, scratch, precision, trace, replayed, report):
                                       f"{first_line(result.stdout + result.stderr)}")
         return Outcome()
     logs = read_logs(scratch / f"logs-p{precision}", args.np)
+    replayed_calls = h_dump_calls(args.h_dump, replayed)
+    for function in COLLECTIVE_FUNCTIONS:
+        want = sum(counts.get(function, 0) for counts in logs.values())
+        got = sum(counts.get(function, 0) for counts in replayed_calls.values())
+        if want or got:
+            print(f"replay at p = {precision}: {function}: program {want}, replay {got:g}")
+        if abs(got - want) > MESSAGES_TOLERANCE * want:
+            return Outcome("partial", f"the replay made {got:g} {function} calls, the program {want}")
     used = sorted({function for counts in logs.values() for function in counts
                    if function in PERSISTENT_INITS or function == "MPI_Cancel"})
     if used:
         print(f"replay at p = {precision}: messages not compared: the program called {', '.join(used)}")
         return Outcome()
     want = sum(counts.get(function, 0) for counts in logs.values() for function in MESSAGE_FUNCTIONS)
-    got = sum(counts.get(function, 0) for counts in h_dump_calls(args.h_dump, replayed).values()
-              for function in MESSAGE_FUNCTIONS)
+    got = sum(counts.get(function, 0) for counts in replayed_calls.values() for function in MESSAGE_FUNCTIONS)
     print(f"replay at p = {precision}: messages: program {want}, replay {got}")
     if abs(got - want) > MESSAGES_TOLERANCE * want:
         return Outcome("partial", f"the replay sent {got:g} messages, the program {want}")
