@@ -9,7 +9,7 @@ each one's stdout the line tests/conformance/run_conformance.py prints last,
 
     conformance: p100=<state> p0=<state>
 
-(states: full, partial, stall, error, traced-failed, untraced-failed) and its `conformance-reason:
+(states: full, partial, stall, refused, error, traced-failed, untraced-failed) and its `conformance-reason:
 pP: <why>` lines. Prints a Markdown table by family -- programs, how many replay fully at p = 100 and
 at p = 0, how many stall (at either precision) -- with the totals, then every program that does not
 replay fully at some precision, with its state and reason. A test that printed no summary line (Meson
@@ -79,15 +79,18 @@ def table(results):
     families = collections.OrderedDict()
     for name in sorted(results):
         families.setdefault(results[name]["family"], []).append(results[name])
-    lines = ["| family | programs | full at p = 100 | full at p = 0 | stalls |", "|---|---:|---:|---:|---:|"]
-    totals = [0, 0, 0, 0]
+    lines = ["| family | programs | full at p = 100 | full at p = 0 | refused (both) | stalls |",
+             "|---|---:|---:|---:|---:|---:|"]
+    totals = [0, 0, 0, 0, 0]
     for family, rows in families.items():
         counts = [len(rows), sum(r["p100"] == "full" for r in rows), sum(r["p0"] == "full" for r in rows),
+                  sum(r["p100"] == "refused" and r["p0"] == "refused" for r in rows),
                   sum("stall" in (r["p100"], r["p0"]) for r in rows)]
         totals = [a + b for a, b in zip(totals, counts)]
         lines.append(f"| {family} | " + " | ".join(str(c) for c in counts) + " |")
     share = lambda n: f"{n} ({100 * n / totals[0]:.0f}%)" if totals[0] else str(n)
-    lines.append(f"| **all** | **{totals[0]}** | **{share(totals[1])}** | **{share(totals[2])}** | **{totals[3]}** |")
+    lines.append(f"| **all** | **{totals[0]}** | **{share(totals[1])}** | **{share(totals[2])}** | **{totals[3]}** | "
+                 f"**{totals[4]}** |")
     return lines
 
 

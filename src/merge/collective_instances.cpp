@@ -22,7 +22,11 @@ bool is_window_creation(Op op) { return is_window_collective(op) && op != Op::Wi
 uint64_t StreamTracker::communicator(Rank rank, int64_t id) const
 {
     if (id == kWorldComm) return kWorld;
-    if (id == 1) return mix(kSelf, rank);
+    if (id == 1) {
+        const uint64_t self = mix(kSelf, rank);
+        births_.try_emplace(self, kSelf);  // every rank's own: one family, like the colours of a split
+        return self;
+    }
     if (const auto found = ranks_.find(rank); found != ranks_.end()) {
         if (const auto c = found->second.comms.find(id); c != found->second.comms.end()) return c->second;
     }
@@ -90,6 +94,7 @@ std::vector<StreamTracker::Place> StreamTracker::take_part(const Event& e, Rank 
         const auto id = value(window ? Role::window : Role::file);
         if (id && *id >= 0) {
             const uint64_t made = mix(mix(parent, k), window ? kWindowMade : kFileOpened);
+        if (k >= 0) births_[made] = mix(mix(birth(parent).value_or(parent), k), window ? kWindowMade : kFileOpened);
             (window ? s.windows : s.files)[*id] = made;
             s.made.emplace_back(window ? 'w' : 'f', *id);
             on(made);
@@ -136,7 +141,7 @@ std::vector<StreamTracker::Place> StreamTracker::take_part(const Event& e, Rank 
         // named by the lower one, as replay names it.
         const int64_t named = remote_leader >= 0 ? std::min(colour, remote_leader) : colour;
         made = k < 0 ? mix(mix(kUnknown, made_id), rank) : mix(mix(mix(parent, k), kMadeBySplit), named);
-        if (k >= 0) births_[made] = mix(parent, k);
+        if (k >= 0) births_[made] = mix(birth(parent).value_or(parent), k);
     }
     if (made_id == kNoComm) return places;
     s.comms[made_id] = made;

@@ -52,7 +52,9 @@ public:
     // Ranks a creation in sight gave the communicator `stream`; null for others.
     const std::vector<Rank>* members(uint64_t stream) const;
     // Where a communicator made by a split (or dup, create ...) was made: the creation's instance on
-    // its parent, the same for every colour it made; nullopt for others.
+    // its parent, the same for every colour it made; likewise a window's or file's, and every rank's
+    // MPI_COMM_SELF is one family (files each rank opens on it are colours of one); nullopt for
+    // others.
     std::optional<uint64_t> birth(uint64_t stream) const;
     // Forgets what `rank` made since `mark()` (inside a loop, whose iterations each made their own):
     // its ids then name communicators no later call can place.
@@ -72,7 +74,7 @@ private:
 
     std::map<Rank, RankState> ranks_;
     std::map<uint64_t, std::vector<Rank>> members_;
-    std::map<uint64_t, uint64_t> births_;
+    mutable std::map<uint64_t, uint64_t> births_;
     uint64_t unknown(int64_t id) const;          // the stream of an id made before the sequence
     mutable std::set<uint64_t> unknown_;         // those streams
 };

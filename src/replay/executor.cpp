@@ -116,6 +116,9 @@ void Executor::issue_call(const ScheduledCall& call)
         receive(call);
         return;
     case CallKind::probe: {
+#ifdef HTRACE_SIMULATED
+        return;  // SMPI has no MPI_Mprobe: the MPI_Mrecv receives whichever message comes, as MPI_Recv
+#endif
         const int peer = call.peer_in_comm == kProcNull ? MPI_PROC_NULL : call.peer_in_comm;
         const int tag = call.tag == kAnyTag ? MPI_ANY_TAG : static_cast<int>(call.tag);
         MPI_Message message = MPI_MESSAGE_NULL;
@@ -184,6 +187,7 @@ void Executor::issue_call(const ScheduledCall& call)
             MPI_Comm_free(&found->second);
         }
         comms_.erase(found);
+        shaped_.erase(call.comm);
         count(call.op, 0);
         return;
     }
@@ -228,6 +232,9 @@ void Executor::send(const ScheduledCall& call)
 // in it have gone, as the program's did. Where message sizes were drawn, one of the largest fits.
 void Executor::buffer(const ScheduledCall& call)
 {
+#ifdef HTRACE_SIMULATED
+    return;  // SMPI's buffered sends do not complete through an attached buffer: they go as standard ones
+#endif
     if (call.op == Op::Buffer_attach) {
         if (attached_ != nullptr) return;  // MPI allows one at a time; the run's second failed
         const int64_t size = std::max<int64_t>(call.bytes, call.recv_bytes > 0 ? call.recv_bytes + MPI_BSEND_OVERHEAD : 0);
@@ -356,7 +363,13 @@ void Executor::create(const ScheduledCall& call)
     }
     count(call.op, 0);
     if (call.new_comm == kNoComm) return;
-    if (call.topology != nullptr && made != MPI_COMM_NULL) made = with_topology(made, *call.topology);
+    const bool inherited = call.op == Op::Comm_dup && shaped_.count(call.comm) > 0;  // MPI_Comm_dup keeps one
+    if (call.topology != nullptr && made != MPI_COMM_NULL && !inherited) made = with_topology(made, *call.topology);
+    if (call.topology != nullptr || inherited) {
+        shaped_.insert(call.new_comm);
+    } else {
+        shaped_.erase(call.new_comm);
+    }
     auto [slot, inserted] = comms_.emplace(call.new_comm, made);
     if (!inserted) {
         if (slot->second != MPI_COMM_NULL && slot->first > 1) MPI_Comm_free(&slot->second);
@@ -365,19 +378,20 @@ void Executor::create(const ScheduledCall& call)
 }
 
 // `made`, which holds the recorded members in the recorded order, with the recorded topology (reorder
-// off, so that every rank stays where it was); `made` itself is freed. One that has a topology already
-// (a duplicate of one replay made with it) is kept, and so is one the topology does not fit.
+// off, so that every rank stays where it was); `made` itself is freed. One the topology does not fit
+// is kept as it is. (SMPI has no distributed graphs: there a graph's communicator is kept without.)
 MPI_Comm Executor::with_topology(MPI_Comm made, const Topology& topology)
 {
-    int kind = MPI_UNDEFINED;
-    PMPI_Topo_test(made, &kind);
     int rank = 0;
     int size = 1;
     PMPI_Comm_rank(made, &rank);
     PMPI_Comm_size(made, &size);
     int64_t cells = 1;
     for (int64_t d : topology.dims) cells *= d;
-    if (kind != MPI_UNDEFINED || (topology.cartesian && cells != size)) return made;
+    if (topology.cartesian && cells != size) return made;
+#ifdef HTRACE_SIMULATED
+    if (!topology.cartesian) return made;
+#endif
     MPI_Comm shaped = MPI_COMM_NULL;
     if (topology.cartesian) {
         std::vector<int> dims(topology.dims.begin(), topology.dims.end());

@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace htrace::replay {
@@ -58,6 +59,8 @@ private:
     void collective(const ScheduledCall& call);
     void create(const ScheduledCall& call);
     static MPI_Comm with_topology(MPI_Comm made, const Topology& topology);
+    // Communicators replay gave a topology (a duplicate of one has it too); SMPI has no MPI_Topo_test.
+    std::unordered_set<int64_t> shaped_;
     MPI_Comm comm(int64_t id) const;
     MPI_Request* new_request(RequestId id);
     void count(Op op, int64_t bytes);

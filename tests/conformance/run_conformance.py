@@ -3,7 +3,8 @@
 traced at precisions 100 and 0, and each trace replayed.
 
     run_conformance.py --h-trace P --h-dump P --h-replay P [--mpirun P] --np N
-                       [--expect-p0-failure REASON] [--timeout S] [--keep] -- PROGRAM ARGS...
+                       [--expect-p0-failure REASON | --expect-refusal WORDS] [--timeout S] [--keep]
+                       -- PROGRAM ARGS...
 
 a. Untraced: `mpirun -np N PROGRAM ARGS` must exit 0 and print " No Errors" (the program's own checks
    of what it received); otherwise the test itself is broken.
@@ -25,7 +26,10 @@ c. Each trace is replayed under the tracer, lossless: `HTRACE_FILE=replayed-pP.h
    messages not compared for a program that made persistent requests, whose started sends the log
    does not tell apart, or cancelled a request, whose cancel may have won and moved no message). Otherwise it is
    "partial" (it ran but left calls out, or its check failed), "stall" (h-replay stopped the job for
-   no progress after --stall-limit 30 s, or it was killed after 90 s) or "error" (another failure).
+   no progress after --stall-limit 30 s, or it was killed after 90 s), "refused" (with
+   --expect-refusal: h-replay stopped at start with one line saying WORDS, as it does by design for
+   what it cannot replay, such as several threads of a rank calling MPI at once) or "error" (another
+   failure).
    A traced run that fails, or whose trace is not the program's calls, is "traced-failed" (a trace
    that is not the program's calls is still replayed, and the reason says how its replay went).
 d. Prints `conformance: p100=<state> p0=<state>` (bench/conformance_table.py reads it from Meson's test
@@ -106,6 +110,9 @@ def parse_arguments(argv):
     parser.add_argument("--h-replay", required=True, help="the h-replay executable")
     parser.add_argument("--mpirun", help="mpirun to use (default: mpirun or mpiexec from PATH)")
     parser.add_argument("--np", required=True, type=int, help="rank count")
+    parser.add_argument("--expect-refusal", metavar="WORDS",
+                        help="h-replay must refuse both traces at start with one line saying WORDS (and nothing "
+                             "else: no stall, no other error)")
     parser.add_argument("--expect-p0-failure", metavar="REASON",
                         help="the p = 0 replay is known not to replay fully, for REASON")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each mpirun may take (default 120)")
@@ -352,6 +359,9 @@ def replay(args, prefix, scratch, precision, trace):
         reason = stall_reason(stderr)
         if reason is not None:
             return Outcome("stall", reason)
+        refusal = [line for line in stderr.splitlines() if line.startswith("h-replay: ")]
+        if args.expect_refusal and len(set(refusal)) == 1 and args.expect_refusal in refusal[0]:
+            return Outcome("refused", refusal[0])
         return Outcome("error", f"h-replay exit status {status}: {error_reason(stderr)}")
     try:
         content = json.loads(report.read_text())
@@ -435,6 +445,12 @@ def run_case(args, mpirun, scratch):
             print(f"conformance-reason: p{precision}: {outcome.reason}")
     print(f"conformance: p100={outcomes[100].state} p0={outcomes[0].state}", flush=True)
     failed = []
+    if args.expect_refusal:
+        # Replay refuses such a trace by design, at start, with one line: nothing else will do.
+        failed += [f"p = {p}: {o.state}, not refused: {o.reason}" for p, o in outcomes.items() if o.state != "refused"]
+        if failed:
+            raise TestFailure("\n".join(failed))
+        return
     if outcomes[100].state != "full":
         failed.append(f"p = 100: {outcomes[100].state}: {outcomes[100].reason}")
     if args.expect_p0_failure:
