@@ -837,7 +837,8 @@ public:
             if (tag == NodeTag::event) {
                 seq.push_back(Node{event()});
             } else if (tag == NodeTag::loop || (tag == NodeTag::loop_leaving_out && version_ >= 14)) {
-                Loop loop;
+                // Made in place (seq never grows past what it reserved).
+                Loop& loop = seq.emplace_back().item.emplace<Loop>();
                 loop.iterations = value();
                 if (tag == NodeTag::loop_leaving_out) loop.last_leaves_out = static_cast<uint32_t>(in_.count());
                 loop.body = sequence(depth + 1);
@@ -845,7 +846,6 @@ public:
                     in_.fail("corrupt: a loop leaves out more nodes than its body has, at byte " +
                              std::to_string(in_.position()));
                 }
-                seq.push_back(Node{std::move(loop)});
             } else {
                 in_.fail("corrupt: unknown node kind " + std::to_string(int(tag)) + " at byte " +
                          std::to_string(in_.position()));

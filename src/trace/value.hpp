@@ -6,6 +6,7 @@
 #include "trace/rank_list.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -23,6 +24,10 @@ struct PerRankValue {
     bool operator==(const PerRankValue&) const = default;
 };
 
+// 16 bytes whatever it holds: a replaying rank holds every value of the trace, and most are exact
+// values or a few per-rank entries. Per-rank entries are kept packed (trace/packed.hpp) as the file
+// stores them: the entry count (its low bit: whether steps follow), then each entry's value, step and
+// ranks. A histogram, larger and rarer, has an allocation of its own.
 class Value {
 public:
     Value() = default;
@@ -36,26 +41,29 @@ public:
     // peers. Replay then draws one value per instance for all its participants, which keeps their
     // messages paired. Otherwise each participant draws its own.
     explicit Value(Histogram histogram, bool alike_on_every_rank = false)
-        : data_(std::move(histogram)), alike_on_every_rank_(alike_on_every_rank)
+        : data_(HeldHistogram(std::move(histogram), alike_on_every_rank))
     {
     }
 
     bool is_exact() const { return std::holds_alternative<int64_t>(data_); }
-    bool is_per_rank() const { return std::holds_alternative<std::vector<PerRankValue>>(data_); }
-    bool is_histogram() const { return std::holds_alternative<Histogram>(data_); }
+    bool is_per_rank() const { return std::holds_alternative<PackedBytes>(data_); }
+    bool is_histogram() const { return std::holds_alternative<HeldHistogram>(data_); }
 
     int64_t exact() const { return std::get<int64_t>(data_); }
     // The canonical entries (with steps): what the file stores and h-dump shows.
-    const std::vector<PerRankValue>& per_rank_entries() const { return std::get<std::vector<PerRankValue>>(data_); }
+    std::vector<PerRankValue> per_rank_entries() const;
     // Each distinct value with the ranks that had it (every step 0), ascending by value.
     std::vector<PerRankValue> per_rank() const;
     // The smallest and largest per-rank value.
     std::pair<int64_t, int64_t> per_rank_range() const;
     // Exact values are alike on every rank, per-rank values are not; histograms say (above).
-    bool alike_on_every_rank() const { return is_exact() || (is_histogram() && alike_on_every_rank_); }
-    void set_alike_on_every_rank(bool alike) { alike_on_every_rank_ = is_histogram() && alike; }
-    const Histogram& histogram() const { return std::get<Histogram>(data_); }
-    Histogram& histogram() { return std::get<Histogram>(data_); }
+    bool alike_on_every_rank() const { return is_exact() || (is_histogram() && std::get<HeldHistogram>(data_).alike()); }
+    void set_alike_on_every_rank(bool alike)
+    {
+        if (is_histogram()) std::get<HeldHistogram>(data_).set_alike(alike);
+    }
+    const Histogram& histogram() const { return std::get<HeldHistogram>(data_).histogram(); }
+    Histogram& histogram() { return std::get<HeldHistogram>(data_).histogram(); }
 
     // The value `rank` had, where the value is exact or per rank; nullopt for a histogram or a rank
     // without a value.
@@ -64,8 +72,38 @@ public:
     bool operator==(const Value&) const = default;
 
 private:
-    std::variant<int64_t, std::vector<PerRankValue>, Histogram> data_{int64_t{0}};
-    bool alike_on_every_rank_ = false;  // histograms only
+    // A histogram and whether it is alike on every rank, behind one pointer; copies copy it.
+    class HeldHistogram {
+    public:
+        HeldHistogram(Histogram histogram, bool alike) : held_(std::make_unique<Held>(Held{std::move(histogram), alike})) {}
+        HeldHistogram(const HeldHistogram& other) : held_(std::make_unique<Held>(*other.held_)) {}
+        HeldHistogram(HeldHistogram&&) noexcept = default;
+        HeldHistogram& operator=(const HeldHistogram& other)
+        {
+            if (this != &other) held_ = std::make_unique<Held>(*other.held_);
+            return *this;
+        }
+        HeldHistogram& operator=(HeldHistogram&&) noexcept = default;
+
+        const Histogram& histogram() const { return held_->histogram; }
+        Histogram& histogram() { return held_->histogram; }
+        bool alike() const { return held_->alike; }
+        void set_alike(bool alike) { held_->alike = alike; }
+        bool operator==(const HeldHistogram& other) const
+        {
+            if (!held_ || !other.held_) return held_ == other.held_;  // moved from
+            return held_->histogram == other.held_->histogram && held_->alike == other.held_->alike;
+        }
+
+    private:
+        struct Held {
+            Histogram histogram;
+            bool alike;
+        };
+        std::unique_ptr<Held> held_;
+    };
+
+    std::variant<int64_t, PackedBytes, HeldHistogram> data_{int64_t{0}};
 };
 
 }  // namespace htrace

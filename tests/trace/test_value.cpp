@@ -54,7 +54,7 @@ TEST_CASE("a value that is the rank, or rank times a block, is one entry at 4 an
             const auto ranks = first_ranks(n);
             const Value v = shuffled(ranks, value_of, 7);
             REQUIRE(v.per_rank_entries().size() == 1);
-            const PerRankValue& entry = v.per_rank_entries().front();
+            const PerRankValue entry = v.per_rank_entries().front();
             CHECK(entry.ranks == RankList::from_sorted(ranks));
             CHECK(entry.value == value_of(0));
             CHECK(entry.step == value_of(1) - value_of(0));
