@@ -4,6 +4,7 @@
 // one allocation. Every replaying rank holds the whole trace, and an irregular code's lossless trace
 // is mostly such lists: held as vectors of runs of vectors, they took 20 times the file's bytes.
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -53,21 +54,33 @@ private:
     const uint8_t* end_;
 };
 
-// A byte string that never changes once made, in one allocation (its size first), and nothing where
-// it is empty: 8 bytes besides the bytes themselves.
+// A byte string that never changes once made: 8 bytes, which hold up to 7 bytes themselves (a rank
+// list of one or two runs), else the address of one allocation holding the size and the bytes.
+// Those 8 bytes are a plain array, so that a PackedBytes needs no alignment and a Value, which may
+// hold one, packs tightly beside a Role in an event's parameters.
 class PackedBytes {
 public:
     PackedBytes() = default;
     explicit PackedBytes(std::span<const uint8_t> bytes)
     {
         if (bytes.empty()) return;
+        if (bytes.size() <= kMostInline) {
+            word_[0] = static_cast<uint8_t>(bytes.size() << 1 | 1);
+            std::memcpy(word_ + 1, bytes.data(), bytes.size());
+            return;
+        }
         const auto size = static_cast<uint32_t>(bytes.size());
-        data_ = new uint8_t[sizeof size + bytes.size()];
-        std::memcpy(data_, &size, sizeof size);
-        std::memcpy(data_ + sizeof size, bytes.data(), bytes.size());
+        auto* data = new uint8_t[sizeof size + bytes.size()];
+        std::memcpy(data, &size, sizeof size);
+        std::memcpy(data + sizeof size, bytes.data(), bytes.size());
+        std::memcpy(word_, &data, sizeof data);
     }
     PackedBytes(const PackedBytes& other) : PackedBytes(other.bytes()) {}
-    PackedBytes(PackedBytes&& other) noexcept : data_(std::exchange(other.data_, nullptr)) {}
+    PackedBytes(PackedBytes&& other) noexcept
+    {
+        std::memcpy(word_, other.word_, sizeof word_);
+        std::memset(other.word_, 0, sizeof word_);
+    }
     PackedBytes& operator=(const PackedBytes& other)
     {
         if (this != &other) *this = PackedBytes(other);
@@ -75,18 +88,23 @@ public:
     }
     PackedBytes& operator=(PackedBytes&& other) noexcept
     {
-        std::swap(data_, other.data_);
+        uint8_t kept[sizeof word_];
+        std::memcpy(kept, word_, sizeof word_);
+        std::memcpy(word_, other.word_, sizeof word_);
+        std::memcpy(other.word_, kept, sizeof word_);
         return *this;
     }
-    ~PackedBytes() { delete[] data_; }
+    ~PackedBytes() { delete[] allocation(); }
 
-    bool empty() const { return data_ == nullptr; }
+    bool empty() const { return bytes().empty(); }
     std::span<const uint8_t> bytes() const
     {
-        if (data_ == nullptr) return {};
+        if (word_[0] & 1) return {word_ + 1, static_cast<size_t>(word_[0] >> 1)};
+        const uint8_t* data = allocation();
+        if (data == nullptr) return {};
         uint32_t size = 0;
-        std::memcpy(&size, data_, sizeof size);
-        return {data_ + sizeof size, size};
+        std::memcpy(&size, data, sizeof size);
+        return {data + sizeof size, size};
     }
     bool operator==(const PackedBytes& other) const
     {
@@ -96,7 +114,20 @@ public:
     }
 
 private:
-    uint8_t* data_ = nullptr;
+    static constexpr size_t kMostInline = 7;
+    // The first byte of the 8 is odd where they hold the bytes themselves (the size, shifted, and the
+    // low bit). An allocation's address is even, and its lowest byte comes first on the
+    // little-endian machines this runs on; all zero is empty.
+    static_assert(std::endian::native == std::endian::little);
+    uint8_t* allocation() const
+    {
+        if (word_[0] & 1) return nullptr;
+        uint8_t* data = nullptr;
+        std::memcpy(&data, word_, sizeof data);
+        return data;
+    }
+
+    uint8_t word_[8] = {};
 };
 
 }  // namespace htrace

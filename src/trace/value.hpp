@@ -6,7 +6,7 @@
 #include "trace/rank_list.hpp"
 
 #include <cstdint>
-#include <memory>
+#include <cstring>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -24,14 +24,15 @@ struct PerRankValue {
     bool operator==(const PerRankValue&) const = default;
 };
 
-// 16 bytes whatever it holds: a replaying rank holds every value of the trace, and most are exact
-// values or a few per-rank entries. Per-rank entries are kept packed (trace/packed.hpp) as the file
-// stores them: the entry count (its low bit: whether steps follow), then each entry's value, step and
-// ranks. A histogram, larger and rarer, has an allocation of its own.
+// 9 bytes whatever it holds, and no alignment, so that a parameter (a Role and a Value) takes 10:
+// a replaying rank holds every value of the trace, and most are exact values or a few per-rank
+// entries. Per-rank entries are kept packed (trace/packed.hpp) as the file stores them: the entry
+// count (its low bit: whether steps follow), then each entry's value, step and ranks. A histogram,
+// larger and rarer, has an allocation of its own.
 class Value {
 public:
     Value() = default;
-    explicit Value(int64_t exact) : data_(exact) {}
+    explicit Value(int64_t exact) : data_(Exact(exact)) {}
     // Entries in any form (no rank twice): stored in the one canonical form, so that two values
     // that give every rank the same value are equal.
     explicit Value(const std::vector<PerRankValue>& per_rank);
@@ -45,11 +46,11 @@ public:
     {
     }
 
-    bool is_exact() const { return std::holds_alternative<int64_t>(data_); }
+    bool is_exact() const { return std::holds_alternative<Exact>(data_); }
     bool is_per_rank() const { return std::holds_alternative<PackedBytes>(data_); }
     bool is_histogram() const { return std::holds_alternative<HeldHistogram>(data_); }
 
-    int64_t exact() const { return std::get<int64_t>(data_); }
+    int64_t exact() const { return std::get<Exact>(data_).value(); }
     // The canonical entries (with steps): what the file stores and h-dump shows.
     std::vector<PerRankValue> per_rank_entries() const;
     // Each distinct value with the ranks that had it (every step 0), ascending by value.
@@ -72,27 +73,55 @@ public:
     bool operator==(const Value&) const = default;
 
 private:
-    // A histogram and whether it is alike on every rank, behind one pointer; copies copy it.
+    // An exact value as 8 plain bytes (no alignment, as PackedBytes).
+    class Exact {
+    public:
+        explicit Exact(int64_t value) { std::memcpy(bytes_, &value, sizeof value); }
+        int64_t value() const
+        {
+            int64_t value = 0;
+            std::memcpy(&value, bytes_, sizeof value);
+            return value;
+        }
+        bool operator==(const Exact& other) const { return value() == other.value(); }
+
+    private:
+        uint8_t bytes_[8];
+    };
+
+    // A histogram and whether it is alike on every rank, behind a pointer kept as 8 plain bytes;
+    // copies copy the histogram.
     class HeldHistogram {
     public:
-        HeldHistogram(Histogram histogram, bool alike) : held_(std::make_unique<Held>(Held{std::move(histogram), alike})) {}
-        HeldHistogram(const HeldHistogram& other) : held_(std::make_unique<Held>(*other.held_)) {}
-        HeldHistogram(HeldHistogram&&) noexcept = default;
+        HeldHistogram(Histogram histogram, bool alike) { set(new Held{std::move(histogram), alike}); }
+        HeldHistogram(const HeldHistogram& other) { set(new Held(*other.held())); }
+        HeldHistogram(HeldHistogram&& other) noexcept
+        {
+            set(other.held());
+            other.set(nullptr);
+        }
         HeldHistogram& operator=(const HeldHistogram& other)
         {
-            if (this != &other) held_ = std::make_unique<Held>(*other.held_);
+            if (this != &other) *this = HeldHistogram(other);
             return *this;
         }
-        HeldHistogram& operator=(HeldHistogram&&) noexcept = default;
+        HeldHistogram& operator=(HeldHistogram&& other) noexcept
+        {
+            Held* mine = held();
+            set(other.held());
+            other.set(mine);
+            return *this;
+        }
+        ~HeldHistogram() { delete held(); }
 
-        const Histogram& histogram() const { return held_->histogram; }
-        Histogram& histogram() { return held_->histogram; }
-        bool alike() const { return held_->alike; }
-        void set_alike(bool alike) { held_->alike = alike; }
+        const Histogram& histogram() const { return held()->histogram; }
+        Histogram& histogram() { return held()->histogram; }
+        bool alike() const { return held()->alike; }
+        void set_alike(bool alike) { held()->alike = alike; }
         bool operator==(const HeldHistogram& other) const
         {
-            if (!held_ || !other.held_) return held_ == other.held_;  // moved from
-            return held_->histogram == other.held_->histogram && held_->alike == other.held_->alike;
+            if (held() == nullptr || other.held() == nullptr) return held() == other.held();  // moved from
+            return held()->histogram == other.held()->histogram && held()->alike == other.held()->alike;
         }
 
     private:
@@ -100,10 +129,19 @@ private:
             Histogram histogram;
             bool alike;
         };
-        std::unique_ptr<Held> held_;
+        Held* held() const
+        {
+            Held* held = nullptr;
+            std::memcpy(&held, pointer_, sizeof held);
+            return held;
+        }
+        void set(Held* held) { std::memcpy(pointer_, &held, sizeof held); }
+
+        uint8_t pointer_[sizeof(Held*)];
     };
 
-    std::variant<int64_t, PackedBytes, HeldHistogram> data_{int64_t{0}};
+    std::variant<Exact, PackedBytes, HeldHistogram> data_{Exact(0)};
 };
+static_assert(alignof(Value) == 1);
 
 }  // namespace htrace
