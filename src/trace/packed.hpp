@@ -1,8 +1,9 @@
 #pragma once
 // Compact storage for what a trace holds many of: rank lists and per-rank values, as the
-// variable-length integers the trace file stores them in (LEB128, zigzag for signed values), each in
-// one allocation. Every replaying rank holds the whole trace, and an irregular code's lossless trace
-// is mostly such lists: held as vectors of runs of vectors, they took 20 times the file's bytes.
+// variable-length integers the trace file stores them in (LEB128, zigzag for signed values), in at
+// most one allocation each. Every replaying rank holds the whole trace, and an irregular code's
+// lossless trace is mostly such lists: held as vectors of runs of vectors, they took 20 times the
+// file's bytes.
 
 #include <bit>
 #include <cstdint>
