@@ -32,7 +32,6 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_osc="sm,pt2pt")
 GOAL_FACTOR = 4
 GOAL_KIB = 64 * 1024
-PEAK_MARK = "h-replay-peak-kib"
 
 # The C programs of tests/mpi and their arguments per rank count: the test table's (tests/mpi/meson.build),
 # except where a program needs its arguments to follow the rank count (bench/run_benchmarks.py does the
@@ -83,10 +82,13 @@ def trace(build, program, args, ranks, precision, scratch):
 
 
 def replay_peaks(replay, trace_path, ranks, scratch):
-    """Each rank's peak resident set in KiB, from /usr/bin/time around each h-replay process."""
-    done = run(["mpirun", "-np", str(ranks), "/usr/bin/time", "-f", PEAK_MARK + " %M", str(replay), "--no-compute",
-                str(trace_path)], ENV, scratch)
-    peaks = [int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith(PEAK_MARK)]
+    """Each rank's peak resident set in KiB, from /usr/bin/time around each h-replay process (each
+    writes its own file: ranks' lines on a shared stderr may interleave)."""
+    with tempfile.TemporaryDirectory(dir=scratch) as peaks_dir:
+        done = run(["mpirun", "-np", str(ranks), "sh", "-c",
+                    f'exec /usr/bin/time -o "{peaks_dir}/peak.$(hostname).$$" -f %M "$@"', "sh", str(replay), "--no-compute",
+                    str(trace_path)], ENV, scratch)
+        peaks = [int(p.read_text().split()[-1]) for p in pathlib.Path(peaks_dir).glob("peak.*")]
     if done.returncode != 0 or len(peaks) != ranks:
         raise RuntimeError(f"replay failed (exit status {done.returncode}, {len(peaks)} peaks): {done.stderr[-400:]}")
     return peaks
