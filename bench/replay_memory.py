@@ -88,7 +88,9 @@ def replay_peaks(replay, trace_path, ranks, scratch):
         done = run(["mpirun", "-np", str(ranks), "sh", "-c",
                     f'exec /usr/bin/time -o "{peaks_dir}/peak.$(hostname).$$" -f %M "$@"', "sh", str(replay), "--no-compute",
                     str(trace_path)], ENV, scratch)
-        peaks = [int(p.read_text().split()[-1]) for p in pathlib.Path(peaks_dir).glob("peak.*")]
+        # A rank that was killed (the job stopped) leaves its file empty.
+        peaks = [int(words[-1]) for words in (p.read_text().split() for p in pathlib.Path(peaks_dir).glob("peak.*"))
+                 if words and words[-1].isdigit()]
     if done.returncode != 0 or len(peaks) != ranks:
         raise RuntimeError(f"replay failed (exit status {done.returncode}, {len(peaks)} peaks): {done.stderr[-400:]}")
     return peaks
