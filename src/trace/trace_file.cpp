@@ -239,10 +239,12 @@ private:
     bool refill(size_t n)
     {
         const size_t kept = window_end_ - pos_;
+        // No larger than what is left (a small trace's few hundred bytes), unless one text needs more.
+        const size_t wanted = std::max(n, std::min(kWindow, size_ - pos_));
         std::vector<uint8_t> grown;
-        if (window_.size() < std::max(kWindow, n)) grown.resize(std::max(kWindow, n));
+        if (window_.size() < wanted) grown.resize(wanted);
         std::vector<uint8_t>& into = grown.empty() ? window_ : grown;
-        std::memmove(into.data(), at_, kept);
+        if (kept > 0) std::memmove(into.data(), at_, kept);
         size_t filled = kept;
         for (size_t got = 1; filled < into.size() && got > 0; filled += got) {
             got = stream_->read(into.data() + filled, into.size() - filled);
@@ -1114,7 +1116,8 @@ private:
 class ZstdStream : public ByteStream {
 public:
     ZstdStream(Input& input, uint64_t at, uint64_t end)
-        : input_(input), at_(at), end_(end), context_(ZSTD_createDStream()), chunk_(kChunk)
+        : input_(input), at_(at), end_(end), context_(ZSTD_createDStream()),
+          chunk_(static_cast<size_t>(std::min<uint64_t>(kChunk, end - at)))
     {
     }
     ~ZstdStream() override { ZSTD_freeDStream(context_); }
@@ -1172,7 +1175,7 @@ private:
 std::optional<uint32_t> checksum(Input& input, uint64_t size)
 {
     boost::crc_32_type crc;
-    std::vector<uint8_t> chunk(kChunk);
+    std::vector<uint8_t> chunk(static_cast<size_t>(std::min<uint64_t>(kChunk, size)));
     for (uint64_t at = 0; at < size;) {
         const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - at));
         if (!input.read(at, chunk.data(), n)) return std::nullopt;
