@@ -46,7 +46,7 @@ void add_to(Histogram& h, const Value& v, Role role, uint64_t weight, Rank rank)
         const uint64_t per_rank = std::max<uint64_t>(weight, 1);
         for (const auto& entry : v.per_rank()) {
             const auto ranks = static_cast<uint64_t>(std::max<int64_t>(entry.ranks.size(), 1));
-            const Rank first = entry.ranks.empty() ? rank : entry.ranks.runs().front().start;
+            const Rank first = entry.ranks.empty() ? rank : entry.ranks.first();
             h.add(histogram_value(entry.value, role), first, per_rank * ranks);
         }
     }

@@ -12,7 +12,7 @@ using Groups = std::vector<RankCompute>;
 
 Groups groups_of(const Event& e)
 {
-    return e.compute_by_rank.empty() ? Groups{{e.ranks, e.compute}} : e.compute_by_rank;
+    return e.compute_by_rank.empty() ? Groups{{e.ranks, e.compute}} : Groups(e.compute_by_rank.begin(), e.compute_by_rank.end());
 }
 
 double calls_per_rank(const RankCompute& g)

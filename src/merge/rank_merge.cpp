@@ -146,7 +146,7 @@ Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const V
     if (!(role == Role::requests ? may_merge_iterations(a, b, rule) : may_merge(a, b, role, rule))) {
         return per_rank_union(a, ranks_a, b, ranks_b);
     }
-    const auto first = [](const RankList& r) { return r.empty() ? Rank{0} : r.runs().front().start; };
+    const auto first = [](const RankList& r) { return r.empty() ? Rank{0} : r.first(); };
     // As per-rank values, an exact value counts once for each of its ranks.
     const auto spread = [](const Value& v, const RankList& r) { return v.is_exact() ? Value(as_per_rank(v, r)) : v; };
     Value merged = merge_values({spread(a, ranks_a), calls_a, first(ranks_a)}, {spread(b, ranks_b), calls_b, first(ranks_b)},
@@ -298,7 +298,7 @@ void draw_peers(Sequence& body, const MergeRule& rule)
             const int64_t covered = std::accumulate(entries.begin(), entries.end(), int64_t{0},
                                                     [](int64_t n, const PerRankValue& v) { return n + v.ranks.size(); });
             if (covered == e.ranks.size()) continue;
-            param.value = as_histogram({param.value, per_rank, e.ranks.runs().front().start}, param.role, rule);
+            param.value = as_histogram({param.value, per_rank, e.ranks.first()}, param.role, rule);
         }
     }
 }
@@ -318,7 +318,7 @@ Node shared_optional_node(Node node, const RankList& own_ranks, uint64_t own, co
     const auto lacking_own = static_cast<uint64_t>(std::max<int64_t>(own_ranks.size() - callers.size(), 0));
     const uint64_t zeros = own * lacking_own + other * static_cast<uint64_t>(std::max<int64_t>(other_ranks.size(), 0));
     const uint64_t count_weight = loop.iterations.is_exact() ? own * static_cast<uint64_t>(callers.size()) : own;
-    const Rank first = callers.empty() ? Rank{0} : callers.runs().front().start;
+    const Rank first = callers.empty() ? Rank{0} : callers.first();
     if (zeros > 0) {
         Value drawn = merge_values({loop.iterations, count_weight, first}, {Value(0), zeros, first}, Role::requests,
                                    context.rule);
@@ -569,7 +569,7 @@ bool cut_collective_loops(Sequence& seq, const MergeContext& context)
             continue;
         }
         const RankList ranks = participants(node);
-        const Rank first = ranks.empty() ? Rank{0} : ranks.runs().front().start;
+        const Rank first = ranks.empty() ? Rank{0} : ranks.first();
         const MergeContext steps{context.rule, Across::iterations, first};
         Sequence end(std::make_move_iterator(loop.body.begin() + static_cast<ptrdiff_t>(split)),
                      std::make_move_iterator(loop.body.end()));

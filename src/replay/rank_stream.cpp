@@ -756,9 +756,9 @@ const Topology* RankStream::topology(int64_t key)
     return at->second ? &*at->second : nullptr;
 }
 
-// Each member's topology of the communicator `made` (this rank's id) that `e` creates: neighbourhood
+// Each member's topology of the communicator `made` (this rank's id) the current event creates: neighbourhood
 // collectives on it need every member's neighbours.
-void RankStream::keep_topologies(const Event& e, const std::vector<Rank>& participants,
+void RankStream::keep_topologies(const std::vector<Rank>& participants,
                                  const CommunicatorTable& comms, int64_t made)
 {
     const auto members = comms.shared_members(me_, made);
@@ -874,7 +874,7 @@ void RankStream::create(const Event& e, const std::vector<Rank>& participants, c
         not_replayed(e, request);
         return;
     }
-    if (got_one && e.find(Role::topology) != nullptr) keep_topologies(e, participants, comms, *made);
+    if (got_one && e.find(Role::topology) != nullptr) keep_topologies(participants, comms, *made);
     if (is_one_of(e.op, {Op::Intercomm_create, Op::Intercomm_merge})) {
         create_across(e, comms, me, *parent, *made);
         return;

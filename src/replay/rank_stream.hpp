@@ -156,7 +156,7 @@ private:
     bool neighbour_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                           ScheduledCall& call);
     const Topology* topology(int64_t key);
-    void keep_topologies(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
+    void keep_topologies(const std::vector<Rank>& participants, const CommunicatorTable& comms,
                          int64_t made);
     void create(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     void create_across(const Event& e, const CommunicatorTable& comms, size_t me, int64_t parent, int64_t made);

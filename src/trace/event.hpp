@@ -5,8 +5,11 @@
 #include "trace/rank_list.hpp"
 #include "trace/value.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -119,6 +122,48 @@ struct RankCompute {
     bool operator==(const RankCompute&) const = default;
 };
 
+// An event's groups of ranks whose times differ (Event::compute_by_rank): a vector behind one
+// pointer, none where the ranks computed alike, as at most events, of which a replaying rank holds
+// every one.
+class RankComputes {
+public:
+    RankComputes() = default;
+    RankComputes(std::vector<RankCompute> groups)
+        : groups_(groups.empty() ? nullptr : std::make_unique<std::vector<RankCompute>>(std::move(groups)))
+    {
+    }
+    RankComputes(std::initializer_list<RankCompute> groups) : RankComputes(std::vector<RankCompute>(groups)) {}
+    RankComputes(const RankComputes& other) : RankComputes(other.groups_ ? *other.groups_ : std::vector<RankCompute>{}) {}
+    RankComputes(RankComputes&&) noexcept = default;
+    RankComputes& operator=(const RankComputes& other) { return *this = RankComputes(other); }
+    RankComputes& operator=(RankComputes&&) noexcept = default;
+
+    bool empty() const { return !groups_ || groups_->empty(); }
+    size_t size() const { return groups_ ? groups_->size() : 0; }
+    const RankCompute* begin() const { return groups_ ? groups_->data() : nullptr; }
+    const RankCompute* end() const { return begin() + size(); }
+    RankCompute* begin() { return groups_ ? groups_->data() : nullptr; }
+    RankCompute* end() { return begin() + size(); }
+    const RankCompute& operator[](size_t i) const { return (*groups_)[i]; }
+    RankCompute& operator[](size_t i) { return (*groups_)[i]; }
+    const RankCompute& front() const { return groups_->front(); }
+    void push_back(RankCompute group)
+    {
+        if (!groups_) groups_ = std::make_unique<std::vector<RankCompute>>();
+        groups_->push_back(std::move(group));
+    }
+    void resize(size_t n)
+    {
+        if (!groups_) groups_ = std::make_unique<std::vector<RankCompute>>();
+        groups_->resize(n);
+    }
+    void clear() { groups_.reset(); }
+    bool operator==(const RankComputes& other) const { return std::equal(begin(), end(), other.begin(), other.end()); }
+
+private:
+    std::unique_ptr<std::vector<RankCompute>> groups_;
+};
+
 struct Event {
     Op op{};
     uint64_t signature = 0;  // call path, equal on every rank (capture/signature.hpp)
@@ -127,7 +172,7 @@ struct Event {
     TimeStats compute;       // over all of them
     // Empty where the ranks computed alike; else the ranks in groups whose times differ (a load
     // imbalance), each rank in one group, so that replay computes each rank's own time.
-    std::vector<RankCompute> compute_by_rank;
+    RankComputes compute_by_rank;
 
     const Value* find(Role role) const;
     // What `rank` computed before each call: its group's statistics, or the event's.

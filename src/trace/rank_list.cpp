@@ -83,6 +83,23 @@ std::vector<RankRun> fold_runs(std::vector<RankRun> runs)
     return runs;
 }
 
+// The packed form of `runs` (RankList's).
+PackedBytes packed(const std::vector<RankRun>& runs)
+{
+    if (runs.empty()) return {};
+    std::vector<uint8_t> out;
+    pack_unsigned(out, runs.size());
+    for (const auto& run : runs) {
+        pack_signed(out, run.start);
+        pack_unsigned(out, run.dims.size());
+        for (const auto& dim : run.dims) {
+            pack_unsigned(out, static_cast<uint32_t>(dim.count));
+            pack_signed(out, dim.stride);
+        }
+    }
+    return PackedBytes(out);
+}
+
 }  // namespace
 
 int64_t RankRun::size() const
@@ -92,7 +109,17 @@ int64_t RankRun::size() const
     return n;
 }
 
-RankList::RankList(Rank rank) : runs_{RankRun{rank, {}}} {}
+void RankList::unpack_run(Unpacker& in, RankRun& run)
+{
+    run.start = static_cast<Rank>(in.signed_int());
+    run.dims.resize(in.unsigned_int());
+    for (auto& dim : run.dims) {
+        dim.count = static_cast<int32_t>(static_cast<uint32_t>(in.unsigned_int()));
+        dim.stride = static_cast<int32_t>(in.signed_int());
+    }
+}
+
+RankList::RankList(Rank rank) : packed_(packed({RankRun{rank, {}}})) {}
 
 RankList RankList::from_sorted(const std::vector<Rank>& ranks)
 {
@@ -115,49 +142,105 @@ RankList RankList::from_sorted(const std::vector<Rank>& ranks)
         runs.push_back({ranks[i], {{static_cast<int32_t>(j - i + 1), stride}}});
         i = j + 1;
     }
+    return from_runs(fold_runs(std::move(runs)));
+}
+
+RankList RankList::from_runs(const std::vector<RankRun>& runs)
+{
     RankList list;
-    list.runs_ = fold_runs(std::move(runs));
+    list.packed_ = packed(runs);
     return list;
 }
 
-RankList RankList::from_runs(std::vector<RankRun> runs)
+std::vector<RankRun> RankList::runs() const
 {
-    RankList list;
-    list.runs_ = std::move(runs);
-    return list;
+    std::vector<RankRun> out;
+    for_each_run([&](const RankRun& run) { out.push_back(run); });
+    return out;
+}
+
+Rank RankList::first() const
+{
+    Unpacker in(packed_.bytes());
+    if (in.at_end() || in.unsigned_int() == 0) return 0;
+    return static_cast<Rank>(in.signed_int());
 }
 
 int64_t RankList::size() const
 {
     int64_t n = 0;
-    for (const auto& run : runs_) n += run.size();
+    for_each_run([&](const RankRun& run) { n += run.size(); });
     return n;
 }
 
 bool RankList::contains(Rank rank) const
 {
-    return std::any_of(runs_.begin(), runs_.end(), [rank](const RankRun& run) { return run_contains(run, rank); });
+    bool found = false;
+    for_each_run([&](const RankRun& run) { found = found || run_contains(run, rank); });
+    return found;
 }
 
 std::optional<int64_t> RankList::index_of(Rank rank) const
 {
-    if (!contains(rank)) return std::nullopt;
+    Unpacker in(packed_.bytes());
+    return in.at_end() ? std::nullopt : index_in_packed(in, rank);
+}
+
+int64_t RankList::size_of_packed(Unpacker& in)
+{
+    const uint64_t n = in.unsigned_int();
+    RankRun run;
+    int64_t size = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        unpack_run(in, run);
+        size += run.size();
+    }
+    return size;
+}
+
+std::optional<int64_t> RankList::index_in_packed(Unpacker& in, Rank rank)
+{
+    const uint64_t n = in.unsigned_int();
+    RankRun run;
+    bool member = false;
     // Runs may interleave ("0-6^8:8,7-63:8"): the index counts the members below `rank` in every run.
     int64_t below = 0;
-    for (const auto& run : runs_) below += members_below(run, run.dims.size(), run.start, rank);
-    return below;
+    for (uint64_t i = 0; i < n; ++i) {
+        unpack_run(in, run);
+        member = member || run_contains(run, rank);
+        below += members_below(run, run.dims.size(), run.start, rank);
+    }
+    return member ? std::optional<int64_t>(below) : std::nullopt;
+}
+
+void RankList::pack(std::vector<uint8_t>& out) const
+{
+    const auto bytes = packed_.bytes();
+    if (bytes.empty()) {
+        pack_unsigned(out, 0);
+        return;
+    }
+    out.insert(out.end(), bytes.begin(), bytes.end());
+}
+
+RankList RankList::unpack(Unpacker& in)
+{
+    const uint64_t n = in.unsigned_int();
+    std::vector<RankRun> runs(n);
+    for (auto& run : runs) unpack_run(in, run);
+    return from_runs(runs);
 }
 
 std::vector<Rank> RankList::expand() const
 {
     std::vector<Rank> out;
-    for (const auto& run : runs_) {
+    for_each_run([&](const RankRun& run) {
         if (run.dims.empty()) {
             out.push_back(run.start);
         } else {
             expand_run(run, run.dims.size() - 1, run.start, out);
         }
-    }
+    });
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
@@ -178,17 +261,17 @@ RankList RankList::unite(const RankList& other) const
 std::string RankList::to_string() const
 {
     std::string out;
-    for (const auto& run : runs_) {
+    for_each_run([&](const RankRun& run) {
         if (!out.empty()) out += ',';
         out += std::to_string(run.start);
-        if (run.dims.empty()) continue;
+        if (run.dims.empty()) return;
         const auto& inner = run.dims[0];
         out += '-' + std::to_string(int64_t(run.start) + int64_t(inner.count - 1) * inner.stride);
         if (inner.stride != 1) out += ':' + std::to_string(inner.stride);
         for (size_t d = 1; d < run.dims.size(); ++d) {
             out += '^' + std::to_string(run.dims[d].count) + ':' + std::to_string(run.dims[d].stride);
         }
-    }
+    });
     return out;
 }
 
@@ -238,7 +321,7 @@ std::optional<RankList> RankList::parse(std::string_view text)
         runs.push_back(std::move(run));
         if (!text.empty() && !consume(text, ',')) return std::nullopt;
     }
-    return from_runs(std::move(runs));
+    return from_runs(runs);
 }
 
 }  // namespace htrace

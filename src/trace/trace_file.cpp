@@ -9,9 +9,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
+#include <memory>
 #include <string_view>
 #include <unordered_map>
 
@@ -113,10 +114,27 @@ private:
     std::vector<uint8_t> out_;
 };
 
+// What a Decoder reads beyond the bytes it was given: a trace file's contents, a window at a time
+// (decode() below), so that a replaying rank never holds the file or its decompressed contents
+// beside the trace it decodes from them.
+class ByteStream {
+public:
+    virtual ~ByteStream() = default;
+    // Up to `max` of the next bytes into `out`: 0 at the end, or on an error (error() says which).
+    virtual size_t read(uint8_t* out, size_t max) = 0;
+    virtual std::string error() const = 0;
+};
+
 // Decoding never throws: the first problem is kept, and every later read returns zero.
 class Decoder {
 public:
-    Decoder(const uint8_t* data, size_t size, size_t offset = 0) : data_(data), size_(size), pos_(offset) {}
+    // Bytes all in memory, read from `offset`.
+    Decoder(const uint8_t* data, size_t size, size_t offset = 0)
+        : size_(size), pos_(offset), window_end_(size), at_(data + offset)
+    {
+    }
+    // `size` bytes that `stream` hands out.
+    Decoder(ByteStream& stream, size_t size) : size_(size), stream_(&stream) {}
 
     bool ok() const { return error_.empty(); }
     const std::string& error() const { return error_; }
@@ -131,14 +149,14 @@ public:
     uint8_t byte()
     {
         if (!need(1)) return 0;
-        return data_[pos_++];
+        return next();
     }
     uint64_t unsigned_int()
     {
         uint64_t v = 0;
         for (int shift = 0; shift < 64; shift += 7) {
             if (!need(1)) return 0;
-            const uint8_t b = data_[pos_++];
+            const uint8_t b = next();
             v |= uint64_t(b & 0x7f) << shift;
             if (!(b & 0x80)) return v;
         }
@@ -154,14 +172,14 @@ public:
     {
         if (!need(8)) return 0;
         uint64_t v = 0;
-        for (int i = 0; i < 8; ++i) v |= uint64_t(data_[pos_++]) << (8 * i);
+        for (int i = 0; i < 8; ++i) v |= uint64_t(next()) << (8 * i);
         return v;
     }
     uint32_t fixed32()
     {
         if (!need(4)) return 0;
         uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) v |= uint32_t(data_[pos_++]) << (8 * i);
+        for (int i = 0; i < 4; ++i) v |= uint32_t(next()) << (8 * i);
         return v;
     }
     double real()
@@ -175,7 +193,8 @@ public:
     {
         const uint64_t n = unsigned_int();
         if (!need(n)) return {};
-        std::string s(reinterpret_cast<const char*>(data_ + pos_), n);
+        std::string s(reinterpret_cast<const char*>(at_), n);
+        at_ += n;
         pos_ += n;
         return s;
     }
@@ -195,6 +214,15 @@ public:
     }
 
 private:
+    // A stream's bytes are read this many at a time (or as many as one text needs).
+    static constexpr size_t kWindow = size_t{1} << 16;
+
+    uint8_t next()
+    {
+        ++pos_;
+        return *at_++;
+    }
+
     bool need(uint64_t n)
     {
         if (!ok()) return false;
@@ -203,12 +231,41 @@ private:
                  " or more)");
             return false;
         }
+        return pos_ + n <= window_end_ || refill(static_cast<size_t>(n));
+    }
+
+    // Moves the bytes not read yet to the window's start and reads behind them, at least `n` bytes
+    // in all.
+    bool refill(size_t n)
+    {
+        const size_t kept = window_end_ - pos_;
+        // No larger than what is left (a small trace's few hundred bytes), unless one text needs more.
+        const size_t wanted = std::max(n, std::min(kWindow, size_ - pos_));
+        std::vector<uint8_t> grown;
+        if (window_.size() < wanted) grown.resize(wanted);
+        std::vector<uint8_t>& into = grown.empty() ? window_ : grown;
+        if (kept > 0) std::memmove(into.data(), at_, kept);
+        size_t filled = kept;
+        for (size_t got = 1; filled < into.size() && got > 0; filled += got) {
+            got = stream_->read(into.data() + filled, into.size() - filled);
+        }
+        if (!grown.empty()) window_ = std::move(grown);
+        at_ = window_.data();
+        window_end_ = pos_ + filled;
+        if (filled < n) {
+            const std::string why = stream_->error();
+            fail(why.empty() ? "truncated at byte " + std::to_string(window_end_) : why);
+            return false;
+        }
         return true;
     }
 
-    const uint8_t* data_;
     size_t size_;
-    size_t pos_;
+    size_t pos_ = 0;
+    size_t window_end_ = 0;      // bytes before this position have been read into memory
+    const uint8_t* at_ = nullptr;  // the byte at pos_
+    ByteStream* stream_ = nullptr;
+    std::vector<uint8_t> window_;
     std::string error_;
 };
 
@@ -842,7 +899,8 @@ public:
             if (tag == NodeTag::event) {
                 seq.push_back(Node{event()});
             } else if (tag == NodeTag::loop || (tag == NodeTag::loop_leaving_out && version_ >= 14)) {
-                Loop loop;
+                // Made in place (seq never grows past what it reserved).
+                Loop& loop = seq.emplace_back().item.emplace<Loop>();
                 loop.iterations = value();
                 if (tag == NodeTag::loop_leaving_out) loop.last_leaves_out = static_cast<uint32_t>(in_.count());
                 loop.body = sequence(depth + 1);
@@ -850,7 +908,6 @@ public:
                     in_.fail("corrupt: a loop leaves out more nodes than its body has, at byte " +
                              std::to_string(in_.position()));
                 }
-                seq.push_back(Node{std::move(loop)});
             } else {
                 in_.fail("corrupt: unknown node kind " + std::to_string(int(tag)) + " at byte " +
                          std::to_string(in_.position()));
@@ -998,12 +1055,158 @@ std::vector<uint8_t> encode_trace(const Trace& trace, bool compress)
     return std::move(bytes);
 }
 
-DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
+namespace {
+
+// A trace file's bytes, in memory or on disk, which decode() reads a window at a time.
+class Input {
+public:
+    virtual ~Input() = default;
+    virtual uint64_t size() const = 0;
+    // `n` bytes from `offset` (within size()) into `out`; false on a read error.
+    virtual bool read(uint64_t offset, uint8_t* out, size_t n) = 0;
+};
+
+class MemoryInput : public Input {
+public:
+    explicit MemoryInput(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+    uint64_t size() const override { return bytes_.size(); }
+    bool read(uint64_t offset, uint8_t* out, size_t n) override
+    {
+        std::memcpy(out, bytes_.data() + offset, n);
+        return true;
+    }
+
+private:
+    const std::vector<uint8_t>& bytes_;
+};
+
+class FileInput : public Input {
+public:
+    FileInput(std::ifstream& file, uint64_t size) : file_(file), size_(size) {}
+    uint64_t size() const override { return size_; }
+    bool read(uint64_t offset, uint8_t* out, size_t n) override
+    {
+        file_.seekg(static_cast<std::streamoff>(offset));
+        file_.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(n));
+        return static_cast<bool>(file_);
+    }
+
+private:
+    std::ifstream& file_;
+    uint64_t size_;
+};
+
+constexpr size_t kChunk = size_t{1} << 16;
+// The longest frame header zstd writes (ZSTD_FRAMEHEADERSIZE_MAX, of its static-linking API only).
+constexpr size_t kZstdFrameHeaderMax = 18;
+
+// The bytes of [at, end) of an input as they are.
+class PlainStream : public ByteStream {
+public:
+    PlainStream(Input& input, uint64_t at, uint64_t end) : input_(input), at_(at), end_(end) {}
+    size_t read(uint8_t* out, size_t max) override
+    {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(max, end_ - at_));
+        if (n == 0 || !input_.read(at_, out, n)) {
+            failed_ = n > 0;
+            return 0;
+        }
+        at_ += n;
+        return n;
+    }
+    std::string error() const override { return failed_ ? "read error" : ""; }
+
+private:
+    Input& input_;
+    uint64_t at_;
+    uint64_t end_;
+    bool failed_ = false;
+};
+
+// The decompressed contents of the zstd frame that [at, end) of an input holds.
+class ZstdStream : public ByteStream {
+public:
+    ZstdStream(Input& input, uint64_t at, uint64_t end)
+        : input_(input), at_(at), end_(end), context_(ZSTD_createDStream()),
+          chunk_(static_cast<size_t>(std::min<uint64_t>(kChunk, end - at)))
+    {
+    }
+    ~ZstdStream() override { ZSTD_freeDStream(context_); }
+    ZstdStream(const ZstdStream&) = delete;
+    ZstdStream& operator=(const ZstdStream&) = delete;
+
+    size_t read(uint8_t* out, size_t max) override
+    {
+        ZSTD_outBuffer output{out, max, 0};
+        while (output.pos < output.size && error_.empty() && !(finished_ && in_.pos == in_.size)) {
+            if (in_.pos == in_.size && !next_chunk()) break;
+            const size_t left = ZSTD_decompressStream(context_, &output, &in_);
+            if (ZSTD_isError(left)) {
+                error_ = std::string("corrupt: the compressed trace does not decompress (") + ZSTD_getErrorName(left) + ")";
+            } else {
+                finished_ = left == 0;
+            }
+        }
+        return output.pos;
+    }
+
+    std::string error() const override
+    {
+        if (!error_.empty()) return error_;
+        return "corrupt: the compressed trace does not decompress (short)";
+    }
+    // Whether the frame ended, and the input with it.
+    bool complete() const { return error_.empty() && finished_ && in_.pos == in_.size && at_ == end_; }
+
+private:
+    bool next_chunk()
+    {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk_.size(), end_ - at_));
+        if (n == 0) return false;
+        if (!input_.read(at_, chunk_.data(), n)) {
+            error_ = "read error";
+            return false;
+        }
+        at_ += n;
+        in_ = ZSTD_inBuffer{chunk_.data(), n, 0};
+        return true;
+    }
+
+    Input& input_;
+    uint64_t at_;
+    uint64_t end_;
+    ZSTD_DStream* context_;
+    std::vector<uint8_t> chunk_;
+    ZSTD_inBuffer in_{nullptr, 0, 0};
+    bool finished_ = false;
+    std::string error_;
+};
+
+// The checksum of the first `size` bytes, read a chunk at a time.
+std::optional<uint32_t> checksum(Input& input, uint64_t size)
 {
-    if (bytes.size() < sizeof(kMagic) || std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) {
+    boost::crc_32_type crc;
+    std::vector<uint8_t> chunk(static_cast<size_t>(std::min<uint64_t>(kChunk, size)));
+    for (uint64_t at = 0; at < size;) {
+        const size_t n = static_cast<size_t>(std::min<uint64_t>(chunk.size(), size - at));
+        if (!input.read(at, chunk.data(), n)) return std::nullopt;
+        crc.process_bytes(chunk.data(), n);
+        at += n;
+    }
+    return crc.checksum();
+}
+
+// A whole trace file: its prefix and checksum checked first, then its contents decoded as they are
+// read and decompressed, never all in memory at once.
+DecodeResult decode(Input& input)
+{
+    // Magic, size, version and form: at most 8 + 8 + 10 + 1 bytes.
+    std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(input.size(), 32)));
+    if (!input.read(0, head.data(), head.size())) return {std::nullopt, "read error"};
+    if (head.size() < sizeof(kMagic) || std::memcmp(head.data(), kMagic, sizeof(kMagic)) != 0) {
         return {std::nullopt, "not an h-trace file (bad magic number)"};
     }
-    Decoder prefix(bytes.data(), bytes.size(), sizeof(kMagic));
+    Decoder prefix(head.data(), head.size(), sizeof(kMagic));
     const uint64_t total = prefix.fixed64();
     const uint64_t version = prefix.unsigned_int();
     if (!prefix.ok()) return {std::nullopt, prefix.error()};
@@ -1013,48 +1216,50 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
                                   " the versions this build reads (" + std::to_string(kOldestReadableFormatVersion) +
                                   " to " + std::to_string(kTraceFormatVersion) + ")"};
     }
-    if (bytes.size() < total) {
+    if (input.size() < total) {
         return {std::nullopt,
-                "truncated at byte " + std::to_string(bytes.size()) + " (expected " + std::to_string(total) + ")"};
+                "truncated at byte " + std::to_string(input.size()) + " (expected " + std::to_string(total) + ")"};
     }
-    if (bytes.size() > total) {
-        return {std::nullopt, "corrupt: " + std::to_string(bytes.size() - total) + " bytes after the end of the trace"};
+    if (input.size() > total) {
+        return {std::nullopt, "corrupt: " + std::to_string(input.size() - total) + " bytes after the end of the trace"};
     }
-    const size_t body_end = bytes.size() - 4;
+    const uint64_t body_end = input.size() - 4;
+    uint8_t stored_crc[4];
+    if (!input.read(body_end, stored_crc, 4)) return {std::nullopt, "read error"};
     uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i) stored |= uint32_t(bytes[body_end + i]) << (8 * i);
-    if (crc32(bytes.data(), body_end) != stored) return {std::nullopt, "corrupt: checksum mismatch"};
+    for (int i = 0; i < 4; ++i) stored |= uint32_t(stored_crc[i]) << (8 * i);
+    const auto computed = checksum(input, body_end);
+    if (!computed) return {std::nullopt, "read error"};
+    if (*computed != stored) return {std::nullopt, "corrupt: checksum mismatch"};
 
     // From format 11 the rest may be one zstd frame (see Payload).
-    std::vector<uint8_t> unpacked;
-    size_t payload_start = prefix.position();
-    const uint8_t* payload = bytes.data();
-    size_t payload_end = body_end;
+    uint64_t payload_start = prefix.position();
+    uint64_t payload_size = body_end - payload_start;
+    std::unique_ptr<ByteStream> stream;
+    ZstdStream* frame = nullptr;
     if (version >= 11) {
-        Decoder form(bytes.data(), body_end, payload_start);
-        const auto stored = static_cast<Payload>(form.byte());
+        Decoder form(head.data(), std::min<uint64_t>(head.size(), body_end), payload_start);
+        const auto stored_form = static_cast<Payload>(form.byte());
         if (!form.ok()) return {std::nullopt, form.error()};
         payload_start = form.position();
-        if (stored == Payload::zstd) {
-            const unsigned long long size = ZSTD_getFrameContentSize(bytes.data() + payload_start, body_end - payload_start);
+        payload_size = body_end - payload_start;
+        if (stored_form == Payload::zstd) {
+            std::vector<uint8_t> frame_head(static_cast<size_t>(std::min<uint64_t>(payload_size, kZstdFrameHeaderMax)));
+            if (!input.read(payload_start, frame_head.data(), frame_head.size())) return {std::nullopt, "read error"};
+            const unsigned long long size = ZSTD_getFrameContentSize(frame_head.data(), frame_head.size());
             if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kLargestPayload) {
                 return {std::nullopt, "corrupt: the compressed trace has no valid zstd frame"};
             }
-            unpacked.resize(static_cast<size_t>(size));
-            const size_t got = ZSTD_decompress(unpacked.data(), unpacked.size(), bytes.data() + payload_start,
-                                               body_end - payload_start);
-            if (ZSTD_isError(got) || got != unpacked.size()) {
-                return {std::nullopt, std::string("corrupt: the compressed trace does not decompress (") +
-                                          (ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short") + ")"};
-            }
-            payload = unpacked.data();
-            payload_start = 0;
-            payload_end = unpacked.size();
-        } else if (stored != Payload::plain) {
+            auto zstd = std::make_unique<ZstdStream>(input, payload_start, body_end);
+            frame = zstd.get();
+            stream = std::move(zstd);
+            payload_size = size;
+        } else if (stored_form != Payload::plain) {
             return {std::nullopt, "corrupt: unknown form of the trace's contents"};
         }
     }
-    Decoder in(payload, payload_end, payload_start);
+    if (!stream) stream = std::make_unique<PlainStream>(input, payload_start, body_end);
+    Decoder in(*stream, static_cast<size_t>(payload_size));
     // Builds add MPI functions at the end of their table: an older build's codes are read as this one's.
     const uint64_t modelled = in.unsigned_int();
     const uint64_t posix = modelled_operation_count() - modelled_mpi_operation_count();
@@ -1068,17 +1273,35 @@ DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
+    if (in.ok() && frame != nullptr) {
+        // The frame must end where its contents did, and the file with it.
+        uint8_t beyond = 0;
+        if (frame->read(&beyond, 1) != 0 || !frame->complete()) in.fail(frame->error());
+    }
     if (!in.ok()) return {std::nullopt, in.error()};
     return {std::move(trace), {}};
 }
 
+}  // namespace
+
+DecodeResult decode_trace(const std::vector<uint8_t>& bytes)
+{
+    MemoryInput input(bytes);
+    return decode(input);
+}
+
+// The file is read twice, a chunk at a time (its checksum, then its contents as they are decoded):
+// a replaying rank holds the trace, not the file.
 DecodeResult read_trace_file(const std::string& path)
 {
-    std::ifstream file(path, std::ios::binary);
+    std::ifstream file(path, std::ios::binary | std::ios::ate);
     if (!file) return {std::nullopt, std::strerror(errno)};
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-    if (file.bad()) return {std::nullopt, "read error"};
-    return decode_trace(bytes);
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored)) return {std::nullopt, std::strerror(EISDIR)};
+    const std::streamoff size = file.tellg();
+    if (size < 0) return {std::nullopt, "read error"};
+    FileInput input(file, static_cast<uint64_t>(size));
+    return decode(input);
 }
 
 std::string write_trace_file(const std::string& path, const Trace& trace)

@@ -89,9 +89,39 @@ std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
         lines.push_back({value, RankList::from_sorted(ranks), 0});
     }
     std::sort(lines.begin(), lines.end(), [](const PerRankValue& a, const PerRankValue& b) {
-        return a.ranks.runs().front().start < b.ranks.runs().front().start;
+        return a.ranks.first() < b.ranks.first();
     });
     return lines;
+}
+
+// The packed form of canonical entries (Value).
+PackedBytes packed(const std::vector<PerRankValue>& entries)
+{
+    const bool steps = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.step != 0; });
+    std::vector<uint8_t> out;
+    pack_unsigned(out, entries.size() << 1 | (steps ? 1 : 0));
+    for (const auto& entry : entries) {
+        pack_signed(out, entry.value);
+        if (steps) pack_signed(out, entry.step);
+        entry.ranks.pack(out);
+    }
+    return PackedBytes(out);
+}
+
+// Calls `visit(value, step, in)` for each packed entry, `in` at the entry's ranks, which `visit`
+// must read (RankList::unpack and its kin); stops where `visit` returns true.
+template <class Visitor>
+void for_each_entry(const PackedBytes& packed, Visitor&& visit)
+{
+    Unpacker in(packed.bytes());
+    if (in.at_end()) return;
+    const uint64_t header = in.unsigned_int();
+    const bool steps = (header & 1) != 0;
+    for (uint64_t i = 0; i < header >> 1; ++i) {
+        const int64_t value = in.signed_int();
+        const int64_t step = steps ? in.signed_int() : 0;
+        if (visit(value, step, in)) return;
+    }
 }
 
 }  // namespace
@@ -105,16 +135,26 @@ Value::Value(const std::vector<PerRankValue>& per_rank)
     if (by_value.size() > 1) {
         std::vector<PerRankValue> lines = affine_lines(values);
         if (lines.size() < by_value.size()) {
-            data_ = std::move(lines);
+            data_ = packed(lines);
             return;
         }
     }
-    data_ = std::move(by_value);
+    data_ = packed(by_value);
+}
+
+std::vector<PerRankValue> Value::per_rank_entries() const
+{
+    std::vector<PerRankValue> entries;
+    for_each_entry(std::get<PackedBytes>(data_), [&](int64_t value, int64_t step, Unpacker& in) {
+        entries.push_back({value, RankList::unpack(in), step});
+        return false;
+    });
+    return entries;
 }
 
 std::vector<PerRankValue> Value::per_rank() const
 {
-    const auto& entries = per_rank_entries();
+    auto entries = per_rank_entries();
     const bool constant = std::all_of(entries.begin(), entries.end(), [](const auto& e) { return e.step == 0; });
     const bool ascending = std::adjacent_find(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
                                return a.value >= b.value;
@@ -126,23 +166,26 @@ std::pair<int64_t, int64_t> Value::per_rank_range() const
 {
     int64_t low = std::numeric_limits<int64_t>::max();
     int64_t high = std::numeric_limits<int64_t>::min();
-    for (const auto& entry : per_rank_entries()) {
-        const int64_t last = entry.value + (std::max<int64_t>(entry.ranks.size(), 1) - 1) * entry.step;
-        low = std::min({low, entry.value, last});
-        high = std::max({high, entry.value, last});
-    }
+    for_each_entry(std::get<PackedBytes>(data_), [&](int64_t value, int64_t step, Unpacker& in) {
+        const int64_t last = value + (std::max<int64_t>(RankList::size_of_packed(in), 1) - 1) * step;
+        low = std::min({low, value, last});
+        high = std::max({high, value, last});
+        return false;
+    });
     return low <= high ? std::pair{low, high} : std::pair<int64_t, int64_t>{0, 0};
 }
 
 std::optional<int64_t> Value::value_for(Rank rank) const
 {
     if (is_exact()) return exact();
+    std::optional<int64_t> found;
     if (is_per_rank()) {
-        for (const auto& entry : per_rank_entries()) {
-            if (const auto index = entry.ranks.index_of(rank)) return entry.value + *index * entry.step;
-        }
+        for_each_entry(std::get<PackedBytes>(data_), [&](int64_t value, int64_t step, Unpacker& in) {
+            if (const auto index = RankList::index_in_packed(in, rank)) found = value + *index * step;
+            return found.has_value();
+        });
     }
-    return std::nullopt;
+    return found;
 }
 
 }  // namespace htrace

@@ -6,6 +6,7 @@
 #include "trace/rank_list.hpp"
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -23,10 +24,15 @@ struct PerRankValue {
     bool operator==(const PerRankValue&) const = default;
 };
 
+// 9 bytes whatever it holds, and no alignment, so that a parameter (a Role and a Value) takes 10:
+// a replaying rank holds every value of the trace, and most are exact values or a few per-rank
+// entries. Per-rank entries are kept packed (trace/packed.hpp) as the file stores them: the entry
+// count (its low bit: whether steps follow), then each entry's value, step and ranks. A histogram,
+// larger and rarer, has an allocation of its own.
 class Value {
 public:
     Value() = default;
-    explicit Value(int64_t exact) : data_(exact) {}
+    explicit Value(int64_t exact) : data_(Exact(exact)) {}
     // Entries in any form (no rank twice): stored in the one canonical form, so that two values
     // that give every rank the same value are equal.
     explicit Value(const std::vector<PerRankValue>& per_rank);
@@ -36,26 +42,29 @@ public:
     // peers. Replay then draws one value per instance for all its participants, which keeps their
     // messages paired. Otherwise each participant draws its own.
     explicit Value(Histogram histogram, bool alike_on_every_rank = false)
-        : data_(std::move(histogram)), alike_on_every_rank_(alike_on_every_rank)
+        : data_(HeldHistogram(std::move(histogram), alike_on_every_rank))
     {
     }
 
-    bool is_exact() const { return std::holds_alternative<int64_t>(data_); }
-    bool is_per_rank() const { return std::holds_alternative<std::vector<PerRankValue>>(data_); }
-    bool is_histogram() const { return std::holds_alternative<Histogram>(data_); }
+    bool is_exact() const { return std::holds_alternative<Exact>(data_); }
+    bool is_per_rank() const { return std::holds_alternative<PackedBytes>(data_); }
+    bool is_histogram() const { return std::holds_alternative<HeldHistogram>(data_); }
 
-    int64_t exact() const { return std::get<int64_t>(data_); }
+    int64_t exact() const { return std::get<Exact>(data_).value(); }
     // The canonical entries (with steps): what the file stores and h-dump shows.
-    const std::vector<PerRankValue>& per_rank_entries() const { return std::get<std::vector<PerRankValue>>(data_); }
+    std::vector<PerRankValue> per_rank_entries() const;
     // Each distinct value with the ranks that had it (every step 0), ascending by value.
     std::vector<PerRankValue> per_rank() const;
     // The smallest and largest per-rank value.
     std::pair<int64_t, int64_t> per_rank_range() const;
     // Exact values are alike on every rank, per-rank values are not; histograms say (above).
-    bool alike_on_every_rank() const { return is_exact() || (is_histogram() && alike_on_every_rank_); }
-    void set_alike_on_every_rank(bool alike) { alike_on_every_rank_ = is_histogram() && alike; }
-    const Histogram& histogram() const { return std::get<Histogram>(data_); }
-    Histogram& histogram() { return std::get<Histogram>(data_); }
+    bool alike_on_every_rank() const { return is_exact() || (is_histogram() && std::get<HeldHistogram>(data_).alike()); }
+    void set_alike_on_every_rank(bool alike)
+    {
+        if (is_histogram()) std::get<HeldHistogram>(data_).set_alike(alike);
+    }
+    const Histogram& histogram() const { return std::get<HeldHistogram>(data_).histogram(); }
+    Histogram& histogram() { return std::get<HeldHistogram>(data_).histogram(); }
 
     // The value `rank` had, where the value is exact or per rank; nullopt for a histogram or a rank
     // without a value.
@@ -64,8 +73,75 @@ public:
     bool operator==(const Value&) const = default;
 
 private:
-    std::variant<int64_t, std::vector<PerRankValue>, Histogram> data_{int64_t{0}};
-    bool alike_on_every_rank_ = false;  // histograms only
+    // An exact value as 8 plain bytes (no alignment, as PackedBytes).
+    class Exact {
+    public:
+        explicit Exact(int64_t value) { std::memcpy(bytes_, &value, sizeof value); }
+        int64_t value() const
+        {
+            int64_t value = 0;
+            std::memcpy(&value, bytes_, sizeof value);
+            return value;
+        }
+        bool operator==(const Exact& other) const { return value() == other.value(); }
+
+    private:
+        uint8_t bytes_[8];
+    };
+
+    // A histogram and whether it is alike on every rank, behind a pointer kept as 8 plain bytes;
+    // copies copy the histogram.
+    class HeldHistogram {
+    public:
+        HeldHistogram(Histogram histogram, bool alike) { set(new Held{std::move(histogram), alike}); }
+        HeldHistogram(const HeldHistogram& other) { set(new Held(*other.held())); }
+        HeldHistogram(HeldHistogram&& other) noexcept
+        {
+            set(other.held());
+            other.set(nullptr);
+        }
+        HeldHistogram& operator=(const HeldHistogram& other)
+        {
+            if (this != &other) *this = HeldHistogram(other);
+            return *this;
+        }
+        HeldHistogram& operator=(HeldHistogram&& other) noexcept
+        {
+            Held* mine = held();
+            set(other.held());
+            other.set(mine);
+            return *this;
+        }
+        ~HeldHistogram() { delete held(); }
+
+        const Histogram& histogram() const { return held()->histogram; }
+        Histogram& histogram() { return held()->histogram; }
+        bool alike() const { return held()->alike; }
+        void set_alike(bool alike) { held()->alike = alike; }
+        bool operator==(const HeldHistogram& other) const
+        {
+            if (held() == nullptr || other.held() == nullptr) return held() == other.held();  // moved from
+            return held()->histogram == other.held()->histogram && held()->alike == other.held()->alike;
+        }
+
+    private:
+        struct Held {
+            Histogram histogram;
+            bool alike;
+        };
+        Held* held() const
+        {
+            Held* held = nullptr;
+            std::memcpy(&held, pointer_, sizeof held);
+            return held;
+        }
+        void set(Held* held) { std::memcpy(pointer_, &held, sizeof held); }
+
+        uint8_t pointer_[sizeof(Held*)];
+    };
+
+    std::variant<Exact, PackedBytes, HeldHistogram> data_{Exact(0)};
 };
+static_assert(alignof(Value) == 1);
 
 }  // namespace htrace

@@ -416,18 +416,18 @@ bool WalkCursor::count_shared(const Loop& loop)
 void WalkCursor::collect(const Event& event, const std::vector<char>& active)
 {
     participants_.clear();
-    for (const auto& run : event.ranks.runs()) {
+    event.ranks.for_each_run([&](const RankRun& run) {
         if (run.dims.size() == 1 && run.dims[0].count > 0) {  // the common case, without expand()'s allocation
             for (int32_t i = 0; i < run.dims[0].count; ++i) {
                 const Rank r = run.start + i * run.dims[0].stride;
                 if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants_.push_back(r);
             }
-            continue;
+            return;
         }
         for (Rank r : RankList::from_runs({run}).expand()) {
             if (static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)]) participants_.push_back(r);
         }
-    }
+    });
     // Runs of one rank list come in order, so this rarely has work to do.
     if (!std::is_sorted(participants_.begin(), participants_.end())) std::sort(participants_.begin(), participants_.end());
 }

@@ -105,3 +105,28 @@ TEST_CASE("a rank's index in a list is its position among the list's ranks in as
         }
     }
 }
+
+TEST_CASE("a rank list held in place or in an allocation reads the same, copied or moved")
+{
+    // One run fits in place (at most 7 packed bytes); many runs, or ranks far from 0, take an allocation.
+    for (const char* text : {"", "3", "0-63", "8-43:35,54", "0-6^8:8,7-63:8", "1,5,9000,70000,2000000,3,8"}) {
+        CAPTURE(text);
+        const RankList list = *RankList::parse(text);
+        RankList copy = list;
+        CHECK(copy == list);
+        CHECK(copy.to_string() == list.to_string());
+        RankList moved = std::move(copy);
+        CHECK(moved == list);
+        copy = moved;  // a moved-from list takes a value again
+        CHECK(copy == list);
+        CHECK(RankList::from_runs(list.runs()) == list);
+        std::vector<uint8_t> packed;
+        list.pack(packed);
+        htrace::Unpacker in(packed);
+        CHECK(RankList::unpack(in) == list);
+        CHECK(in.at_end());
+        htrace::Unpacker sized(packed);
+        CHECK(RankList::size_of_packed(sized) == list.size());
+        CHECK(list.first() == (list.empty() ? 0 : list.expand().front()));
+    }
+}

@@ -1,5 +1,6 @@
 #include "trace/value.hpp"
 
+#include "trace/event.hpp"
 #include "trace/render.hpp"
 
 #include <doctest/doctest.h>
@@ -54,7 +55,7 @@ TEST_CASE("a value that is the rank, or rank times a block, is one entry at 4 an
             const auto ranks = first_ranks(n);
             const Value v = shuffled(ranks, value_of, 7);
             REQUIRE(v.per_rank_entries().size() == 1);
-            const PerRankValue& entry = v.per_rank_entries().front();
+            const PerRankValue entry = v.per_rank_entries().front();
             CHECK(entry.ranks == RankList::from_sorted(ranks));
             CHECK(entry.value == value_of(0));
             CHECK(entry.step == value_of(1) - value_of(0));
@@ -162,4 +163,31 @@ TEST_CASE("h-dump shows a step as the i-th rank's value")
     CHECK(render_value(shuffled(ranks, [](Rank r) { return int64_t(r); }, 5), Role::key) == "{0+1*i@0-127}");
     CHECK(render_value(shuffled(first_ranks(4), [](Rank r) { return 10 - 2 * int64_t(r); }, 5), Role::bytes) ==
           "{10-2*i@0-3}");
+}
+
+TEST_CASE("a value of any kind copies and moves whole, and a parameter stays small")
+{
+    Histogram sizes{HistogramConfig{}};
+    for (int i = 0; i < 100; ++i) sizes.add(i % 7, i % 4);
+    const std::vector<Value> values{
+        Value(int64_t{-5}), Value(INT64_MIN),
+        Value(std::vector<PerRankValue>{{3, RankList::from_sorted({0, 1, 2})}, {9, RankList(3)}}),
+        Value(std::vector<PerRankValue>{{0, RankList::from_sorted({0, 1, 2, 3, 4, 5, 6, 7}), 4096}}),
+        Value(sizes), Value(sizes, true)};
+    for (const Value& v : values) {
+        Value copy = v;
+        CHECK(copy == v);
+        Value moved = std::move(copy);
+        CHECK(moved == v);
+        copy = moved;  // a moved-from value takes a value again
+        CHECK(copy == v);
+        CHECK(copy.alike_on_every_rank() == v.alike_on_every_rank());
+        if (v.is_histogram()) {
+            copy.histogram().add(1000, 0);  // a copy's histogram is its own
+            CHECK(copy != v);
+        }
+    }
+    CHECK(values[4] != values[5]);
+    // A replaying rank holds every parameter of the trace: a role and a value, with no padding.
+    CHECK(sizeof(Param) <= 16);
 }
