@@ -40,7 +40,7 @@ Roles and what the trace makes of them:
   sendbuf            only to see MPI_IN_PLACE: then the send side of an operation that also has a
                      receive side carries no bytes
   recvbuf            likewise (the root of Scatter and Scatterv): then its receive side carries none
-  peer, source, root ranks in `comm`; stored relative to the caller (see DESIGN.md, Endpoints)
+  peer, source, root ranks in `comm`; stored relative to the caller (see docs/design.md, "Endpoints and values")
   tag, recvtag, comm, newcomm, newcomm_later, freecomm
   request            the request an operation creates
   persistent         the persistent request an init creates (inactive until started)

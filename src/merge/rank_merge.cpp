@@ -137,7 +137,7 @@ bool same_distribution(const Value& a, const Value& b)
 // stay per rank even so: little would be saved, and exact values keep replay causal, where a
 // pairwise exchange's peers `{+1 on even ranks, -1 on odd}` drawn from a histogram would pair ranks
 // at random, and a pipeline's first rank would draw receives it never made. Other values follow
-// the rule as written (DESIGN.md: merged values become histograms). `calls_*` is how many calls (or
+// the rule as written (docs/design.md, "Histograms"). `calls_*` is how many calls (or
 // loop instances) each side's value stands for, per rank.
 Value combine(const Value& a, const RankList& ranks_a, uint64_t calls_a, const Value& b, const RankList& ranks_b,
               uint64_t calls_b, Role role, const MergeRule& rule, bool exact_if_smaller)

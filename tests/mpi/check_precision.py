@@ -44,7 +44,7 @@ Below 100
     (and MPI_Irecv's) are a histogram with a bin of its own for 80 and for 90 holding exactly the
     number of such calls the program logged, over all ranks and timesteps.
   - drifting: where the precision lets every timestep's size merge with the one before (P <= 97 for
-    the default sizes; a merged value is a histogram from then on, ../shared/DESIGN.md), MPI_Isend and
+    the default sizes; a merged value is a histogram from then on, docs/design.md "The precision rule"), MPI_Isend and
     MPI_Irecv are each one event for all ranks whose byte histogram spans the smallest to the largest
     logged size and counts every logged call.
 
@@ -345,7 +345,7 @@ def tolerance(mean):
 
 
 def merges_at(a, b, precision):
-    """The precision rule of ../shared/DESIGN.md for two values."""
+    """The precision rule of docs/design.md for two values."""
     return abs(a - b) <= (100 - precision) / 100 * max(abs(a), abs(b))
 
 

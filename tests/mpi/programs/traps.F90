@@ -1,4 +1,4 @@
-! The Fortran traps of DESIGN.md, each where a tracer can fall into it: the 1-based index that
+! The Fortran traps of docs/design.md, each where a tracer can fall into it: the 1-based index that
 ! MPI_Waitany and MPI_Testany return and the indices of MPI_Waitsome (MPI_UNDEFINED where no request
 ! was active), MPI_IN_PLACE, and MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE on receives from
 ! MPI_ANY_SOURCE. Built twice: with `use mpi`, and with -DMPI_F08 for `use mpi_f08` (typed handles).
