@@ -108,6 +108,17 @@ void survey_messages(const Sequence& seq, int64_t& largest_bytes, bool& drawn, b
     }
 }
 
+// Whether the trace holds no drawn value at all (no histogram loop count or parameter): then it is the
+// run's calls, whatever its precision, as a lossless trace is.
+bool nothing_drawn(const Sequence& seq)
+{
+    return std::all_of(seq.begin(), seq.end(), [](const Node& node) {
+        if (node.is_loop()) return !node.loop().iterations.is_histogram() && nothing_drawn(node.loop().body);
+        const auto& params = node.event().params;
+        return std::none_of(params.begin(), params.end(), [](const Param& p) { return p.value.is_histogram(); });
+    });
+}
+
 }  // namespace
 
 std::optional<Rank> CommView::world_peer(int64_t relative) const
@@ -171,7 +182,7 @@ RankStream::RankStream(const Trace& trace, uint64_t seed, Rank rank, bool incomi
 {
     survey_messages(trace.body, largest_message_, message_sizes_drawn_, has_cancellations_, has_cancelled_sends_,
                     largest_target_, target_sizes_drawn_);
-
+    as_run_ = trace.header.precision == 100 || nothing_drawn(trace.body);
 }
 
 const Item* RankStream::peek(size_t ahead)
@@ -575,17 +586,17 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     const auto* remote = comm ? comms.remote_members(me_, *comm) : nullptr;
     // A collective replays where every member of its communicator (both groups of an
     // intercommunicator) takes part. An instance the merge left in parts replays too where the
-    // trace is lossless and each part stands alone: then every member makes exactly its own calls,
-    // in its own order, and MPI matches them as in the run (non-blocking collectives on two
-    // communicators started in opposite orders, which no one order of events can keep together).
-    // Below precision 100 a part the merge left apart may stand for other calls than the others' (the
-    // checker finds replays that hang so): it is left out.
+    // trace is the run (lossless, or nothing drawn) and each part stands alone: then every member
+    // makes exactly its own calls, in its own order, and MPI matches them as in the run (non-blocking
+    // collectives on two communicators started in opposite orders, which no one order of events can
+    // keep together). Where something was drawn, a part may stand for other calls than the others'
+    // (the checker finds replays that hang so): it is left out.
     auto all_in = [&](const std::vector<Rank>* group) {
         return group != nullptr && std::all_of(group->begin(), group->end(), [&](Rank m) {
                    return std::binary_search(participants.begin(), participants.end(), m);
                });
     };
-    const bool stands_alone = trace_.header.precision == 100 && members != nullptr && !is_vector_collective(e.op) &&
+    const bool stands_alone = as_run_ && members != nullptr && !is_vector_collective(e.op) &&
                               !is_neighbor_collective(e.op);
     const bool all_take_part = (all_in(members) && (remote == nullptr || all_in(remote))) || stands_alone;
     // The v-collectives' per-member sizes are derived for one group.

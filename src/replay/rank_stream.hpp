@@ -188,6 +188,7 @@ private:
     bool message_sizes_drawn_ = false;
     bool has_cancellations_ = false;
     bool has_cancelled_sends_ = false;
+    bool as_run_ = false;  // the trace is lossless, or nothing in it was drawn
     uint64_t collectives_left_apart_ = 0;
     // This rank's windows: its communicator, as at the creation, and the targets its epochs open.
     struct Window {

@@ -336,14 +336,22 @@ TEST_CASE("causal replay is refused where values were drawn or a message has no 
     CHECK(causal_replay_obstacle(unreceived, 1, 0).empty());
     CHECK(causal_replay_obstacle(unreceived, 1, 1).find("rank 1 has 1 messages from rank 0") != std::string::npos);
 
-    // Below precision 100 a collective the merge left apart is not replayed, so the run's collectives
-    // are not all there. In a lossless trace each part is its ranks' own calls, and is replayed.
+    // Below precision 100, in a trace with drawn values, a collective the merge left apart is not
+    // replayed, so the run's collectives are not all there. In a lossless trace, or one where nothing
+    // was drawn, each part is its ranks' own calls, and is replayed.
     Trace apart;
     apart.header.ranks = 2;
     apart.header.precision = 90;
+    const Node drawn_send{event(Op::Send, RankList(0), {param(Role::peer, 1), param(Role::tag, 3),
+                                                        {Role::bytes, histogram_value({{8, 1}, {16, 1}})},
+                                                        param(Role::comm, 0)})};
+    const Node receive{event(Op::Recv, RankList(1), {param(Role::peer, 0), param(Role::tag, 3),
+                                                     param(Role::recv_bytes, 16), param(Role::comm, 0)})};
     apart.body = {Node{event(Op::Barrier, RankList(0), {param(Role::comm, 0)})},
-                  Node{event(Op::Barrier, RankList(1), {param(Role::comm, 0)})}};
+                  Node{event(Op::Barrier, RankList(1), {param(Role::comm, 0)})}, drawn_send, receive};
     CHECK(causal_replay_obstacle(apart, 1, 0).find("1 collective calls the merge left apart") != std::string::npos);
+    apart.body.resize(2);
+    CHECK(causal_replay_obstacle(apart, 1, 0).empty());
     apart.header.precision = 100;
     CHECK(causal_replay_obstacle(apart, 1, 0).empty());
     int barriers = 0;
