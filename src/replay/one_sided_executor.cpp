@@ -98,6 +98,9 @@ void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_R
     const int results = as_count(call.recv_bytes);
     // Accumulations combine bytes bitwise; a Get_accumulate without origin data only reads.
     const MPI_Op combine = n == 0 ? MPI_NO_OP : MPI_BOR;
+    const bool all_targets = is_one_of(call.op, {Op::Win_unlock_all, Op::Win_flush_all, Op::Win_flush_local_all});
+    if (call.own_epoch && all_targets) MPI_Win_lock_all(0, w.win);
+    if (call.own_epoch && !all_targets) MPI_Win_lock(MPI_LOCK_SHARED, target, 0, w.win);
     switch (call.op) {
     case Op::Put: MPI_Put(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, w.win); break;
     case Op::Get: MPI_Get(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, w.win); break;
@@ -162,6 +165,14 @@ void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_R
         break;
     case Op::Win_wait: MPI_Win_wait(w.win); break;
     default: throw std::runtime_error("no replay for " + std::string(operation_name(call.op)));
+    }
+    // The call itself closes its own epoch where it is an unlock.
+    if (call.own_epoch && call.op != Op::Win_unlock && call.op != Op::Win_unlock_all) {
+        if (all_targets) {
+            MPI_Win_unlock_all(w.win);
+        } else {
+            MPI_Win_unlock(target, w.win);
+        }
     }
 }
 

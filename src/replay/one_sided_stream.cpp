@@ -49,7 +49,8 @@ void RankStream::window_collective(const Event& e, const std::vector<Rank>& part
         const int64_t most = size->is_histogram() ? size->histogram().max().value : call.bytes;
         call.bytes = std::max({call.bytes, most, largest_target_});
     }
-    if (creation) windows_[*window] = Window{view, {}, false, {}};
+    if (creation) windows_[*window] = Window{view, {}, false, {}, false};
+    if (e.op == Op::Win_fence) found->second.fenced = true;
     if (e.op == Op::Win_free) windows_.erase(found);
 }
 
@@ -110,42 +111,63 @@ void RankStream::one_sided(const Event& e, size_t me)
 }
 
 // Passive and general active target epochs open some targets only: Win_lock one, Win_start a group.
-// Where a target was drawn from a histogram (p < 100), the lock, the accesses and the unlock of one
-// epoch were drawn apart; an access or unlock whose drawn target the epoch did not open goes to the
-// target it opened last (MPI_ERR_RMA_SYNC otherwise). Recorded targets are the program's own.
+// Recorded targets and epochs are the program's own, and MPI accepts them as they come. Where values
+// or loop counts were drawn (p < 100), a rank's locks, accesses and unlocks were drawn apart, and
+// MPI would refuse what they make (MPI_ERR_RMA_SYNC), so replay keeps every call inside an epoch:
+// - an access or unlock whose target the epoch did not open goes to the target it opened last;
+// - a lock of a target the rank holds already is a flush of it, and one unlock of the two a flush;
+// - an access, flush or unlock outside any epoch (no lock, no start, no fence yet), and an
+//   unlock_all without lock_all, is issued in an epoch of its own (ScheduledCall::own_epoch).
 void RankStream::keep_target_in_epoch(const Event& e, Window& window, ScheduledCall& call)
 {
-    const bool drawn_target = drawn(Role::peer);
-    const auto opened = [&]() -> const std::vector<int32_t>* {
-        if (window.locked_all) return nullptr;
-        if (!window.locked.empty()) return &window.locked;
-        if (!window.started.empty()) return &window.started;
-        return nullptr;
-    };
+    if (as_run_) return;
+    auto& locked = window.locked;
+    const auto holds = [&](int32_t target) { return std::count(locked.begin(), locked.end(), target); };
     switch (e.op) {
     case Op::Win_lock:
-        window.locked.push_back(call.peer_in_comm);
+        if (window.locked_all || holds(call.peer_in_comm) > 0) call.op = Op::Win_flush;
+        if (!window.locked_all) locked.push_back(call.peer_in_comm);
         return;
-    case Op::Win_lock_all: window.locked_all = true; return;
-    case Op::Win_unlock_all: window.locked_all = false; return;
+    case Op::Win_lock_all:
+        if (window.locked_all) call.op = Op::Win_flush_all;
+        window.locked_all = true;
+        return;
+    case Op::Win_unlock_all:
+        call.own_epoch = !window.locked_all;
+        window.locked_all = false;
+        return;
     case Op::Win_start: window.started = call.group; return;
     case Op::Win_complete: window.started.clear(); return;
     case Op::Win_post:
-    case Op::Win_wait:
+    case Op::Win_wait: return;
     case Op::Win_flush_all:
-    case Op::Win_flush_local_all: return;
+    case Op::Win_flush_local_all: call.own_epoch = !window.locked_all && locked.empty(); return;
     default: break;
     }
-    const std::vector<int32_t>* targets = opened();
-    if (drawn_target && targets != nullptr && targets->back() >= 0 &&
-        call.peer_in_comm != static_cast<int32_t>(kProcNull) &&
-        std::find(targets->begin(), targets->end(), call.peer_in_comm) == targets->end()) {
-        call.peer_in_comm = targets->back();
+    if (call.peer_in_comm == static_cast<int32_t>(kProcNull) || call.peer_in_comm < 0) return;
+    const std::vector<int32_t>* opened = !locked.empty() ? &locked : !window.started.empty() ? &window.started : nullptr;
+    if (window.locked_all) opened = nullptr;
+    if (opened != nullptr && opened->back() >= 0 &&
+        std::find(opened->begin(), opened->end(), call.peer_in_comm) == opened->end()) {
+        call.peer_in_comm = opened->back();
         call.peer = (*window.comm.members)[static_cast<size_t>(call.peer_in_comm)];
     }
-    if (e.op == Op::Win_unlock) {
-        const auto at = std::find(window.locked.begin(), window.locked.end(), call.peer_in_comm);
-        if (at != window.locked.end()) window.locked.erase(at);
+    const bool in_epoch = window.locked_all || opened != nullptr || (window.fenced && e.op != Op::Win_unlock &&
+                                                                       e.op != Op::Win_flush && e.op != Op::Win_flush_local);
+    if (!in_epoch) {
+        call.own_epoch = true;
+        return;
+    }
+    if (e.op == Op::Win_unlock && !window.locked_all) {
+        const auto at = std::find(locked.begin(), locked.end(), call.peer_in_comm);
+        if (at == locked.end()) {
+            call.own_epoch = true;
+            return;
+        }
+        locked.erase(at);
+        if (holds(call.peer_in_comm) > 0) call.op = Op::Win_flush;
+    } else if (e.op == Op::Win_unlock) {
+        call.op = Op::Win_flush;
     }
 }
 

@@ -193,9 +193,10 @@ private:
     // This rank's windows: its communicator, as at the creation, and the targets its epochs open.
     struct Window {
         CommView comm;
-        std::vector<int32_t> locked;   // Win_lock's targets not unlocked yet
+        std::vector<int32_t> locked;   // Win_lock's targets not unlocked yet (a target once per lock)
         bool locked_all = false;       // in a Win_lock_all epoch
         std::vector<int32_t> started;  // Win_start's group, until Win_complete
+        bool fenced = false;           // a Win_fence opened an active-target epoch
     };
     std::map<int64_t, Window> windows_;
     // The header's topologies, parsed when first used (null: damaged), and for each communicator with

@@ -645,6 +645,7 @@ void ScheduledCall::reset()
     assertion = 0;
     lock_type = 0;
     group.clear();
+    own_epoch = false;
     file = -1;
     path.clear();
     amode = 0;

@@ -97,6 +97,8 @@ struct ScheduledCall {
     Rank remote_leader = -1;              // Intercomm_create, and a split of an intercommunicator: world
                                           // rank of the remote group's first
     bool high = false;                    // Intercomm_merge
+    bool own_epoch = false;               // one-sided, drawn outside any epoch of the rank's: issued in
+                                          //   one of its own (a shared lock of the target, or lock_all)
     const Topology* topology = nullptr;   // create_comm: the topology the new communicator has (null: none)
     int64_t window = -1;                  // one-sided calls and window collectives: this rank's window id
     int64_t target_bytes = 0;             // one-sided: bytes at the target

@@ -52,7 +52,7 @@ TEST_CASE("a reset item is blank in every field, its lists keeping their capacit
     c.recv_tag = c.recv_bytes = c.root = c.request = c.new_comm = c.remote_leader = c.window = 4;
     c.target_bytes = c.assertion = c.lock_type = c.file = c.amode = c.offset = c.whence = 5;
     c.file_size = c.view_disp = 6;
-    c.in_place = c.high = true;
+    c.in_place = c.high = c.own_epoch = true;
     c.requests = {1, 2};
     c.send_counts = c.recv_counts = {3};
     c.members = c.group = {4};

@@ -689,3 +689,48 @@ TEST_CASE("a loop whose last iteration leaves out its collective replays E (X E)
         CHECK(kinds == (r == 0 ? sender : receiver));
     }
 }
+
+TEST_CASE("one-sided calls drawn apart from their epochs are kept inside one; the program's own stay as made")
+{
+    // Rank 0 of two: locks rank 1 twice, puts to itself, unlocks three times, then gets from rank 1
+    // (peers relative to the rank). Drawn values can give a rank such a sequence at p < 100; MPI
+    // would refuse it (MPI_ERR_RMA_SYNC).
+    Trace t;
+    t.header.ranks = 2;
+    t.header.precision = 0;
+    const auto on_window = [](Op op, std::vector<Param> params) {
+        params.push_back(param(Role::comm, 0));
+        params.push_back(param(Role::window, 0));
+        return Node{event(op, RankList(0), params)};
+    };
+    const Param to_one = param(Role::peer, 1);
+    const Param shared = param(Role::lock_type, kLockShared);
+    t.body = {Node{event(Op::Win_create, all(2), {param(Role::comm, 0), param(Role::window, 0),
+                                                  {Role::bytes, histogram_value({{64, 1}, {128, 1}})}})},
+              on_window(Op::Win_lock, {to_one, shared}),
+              on_window(Op::Win_lock, {to_one, shared}),
+              on_window(Op::Put, {param(Role::peer, 0), param(Role::bytes, 8), param(Role::target_bytes, 8)}),
+              on_window(Op::Win_unlock, {to_one}),
+              on_window(Op::Win_unlock, {to_one}),
+              on_window(Op::Win_unlock, {to_one}),
+              on_window(Op::Get, {to_one, param(Role::bytes, 8), param(Role::target_bytes, 8)}),
+              Node{event(Op::Win_free, all(2), {param(Role::comm, 0), param(Role::window, 0)})}};
+    using Made = std::tuple<Op, int32_t, bool>;  // operation, target in the window's communicator, own epoch
+    auto one_sided = [](const Trace& trace) {
+        std::vector<Made> made;
+        for (const auto& c : schedule_of(trace, 1, 0, false)) {
+            if (c.kind == CallKind::one_sided) made.emplace_back(c.op, c.peer_in_comm, c.own_epoch);
+        }
+        return made;
+    };
+    CHECK(one_sided(t) == std::vector<Made>{{Op::Win_lock, 1, false}, {Op::Win_flush, 1, false},
+                                            {Op::Put, 1, false}, {Op::Win_flush, 1, false},
+                                            {Op::Win_unlock, 1, false}, {Op::Win_unlock, 1, true},
+                                            {Op::Get, 1, true}});
+    // Lossless, the calls are the program's own, as it made them.
+    t.header.precision = 100;
+    CHECK(one_sided(t) == std::vector<Made>{{Op::Win_lock, 1, false}, {Op::Win_lock, 1, false},
+                                            {Op::Put, 0, false}, {Op::Win_unlock, 1, false},
+                                            {Op::Win_unlock, 1, false}, {Op::Win_unlock, 1, false},
+                                            {Op::Get, 1, false}});
+}
