@@ -1,8 +1,10 @@
 #include "histogram/sampler.hpp"
 
 #include <boost/random/uniform_int_distribution.hpp>
+#include <boost/random/uniform_real_distribution.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 namespace htrace {
 
@@ -40,6 +42,17 @@ std::int64_t HistogramSampler::draw(const Histogram& histogram, std::uint64_t si
     round.left[bin] -= taken;
     round.total -= taken;
     return histogram.bin_value(bin);
+}
+
+std::int64_t HistogramSampler::draw_mean(const Histogram& histogram, std::uint64_t site, std::uint64_t takes)
+{
+    if (takes <= 1) return draw(histogram, site);
+    double sum = 0;
+    for (std::uint64_t i = 0; i < takes; ++i) sum += static_cast<double>(draw(histogram, site));
+    const double mean = sum / static_cast<double>(takes);
+    const double whole = std::floor(mean);
+    boost::random::uniform_real_distribution<double> unit(0, 1);
+    return static_cast<std::int64_t>(whole) + (unit(engine_) < mean - whole ? 1 : 0);
 }
 
 }  // namespace htrace

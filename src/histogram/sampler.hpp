@@ -30,6 +30,10 @@ public:
     // the draw stands for (one value for all the participants of an instance, which recorded one
     // each), so that the round still ends when the recorded values are used up.
     std::int64_t draw(const Histogram& histogram, std::uint64_t site, std::uint64_t takes = 1);
+    // One value for `takes` participants that recorded different ones (not alike on every rank): the
+    // mean of `takes` draws, rounded up with the probability of its fraction, so that what it stands
+    // for (a count times what each iteration does) keeps the recorded total on average.
+    std::int64_t draw_mean(const Histogram& histogram, std::uint64_t site, std::uint64_t takes);
 
 private:
     struct Round {

@@ -207,7 +207,12 @@ bool RankStream::produce()
     const size_t before = items_.size();
     while (items_.size() == before) {
         const auto instance = cursor_.next();
-        if (!instance) return false;
+        if (!instance) {
+            if (walk_ended_) return false;
+            walk_ended_ = true;
+            finish_waiting_parts();
+            return items_.size() > before;
+        }
         shared_draw_iteration_ = instance->shared_draw_iteration;
         on_instance(*instance->event, *instance->participants, cursor_.communicators());
     }
@@ -309,7 +314,7 @@ void RankStream::on_instance(const Event& e, const std::vector<Rank>& participan
     case OperationKind::collective:
         if (taking_part && is_window_collective(e.op)) {
             window_collective(e, participants, comms, me);
-        } else if (taking_part) {
+        } else if (!is_window_collective(e.op) && !join_parts(e, participants, comms) && taking_part) {
             collective(e, participants, comms, me);
         }
         break;
@@ -647,6 +652,102 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     } else {
         call.in_place = may_be_in_place(e.op, at_root) && call.bytes == 0 && call.recv_bytes > 0;
     }
+}
+
+// Below precision 100, where something was drawn, the merge can leave a blocking collective in parts
+// (a loop drawn around one member's instances and not around the others'), and a part alone would
+// wait for members that make theirs elsewhere. Each part waits here until every member of its
+// communicator has met one of the same operation; the k-th parts of the members then make one
+// instance, which every member issues where the last of them is met: at one place of the walk, as a
+// whole instance is (proofs/README.md). One size and root for all, the first member's, as where sizes
+// were drawn (collective). Returns whether the instance was a part.
+bool RankStream::join_parts(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
+{
+    if (as_run_ || creates_request(e.op) || is_vector_collective(e.op) || is_neighbor_collective(e.op)) return false;
+    std::shared_ptr<const std::vector<Rank>> members;
+    std::vector<Part> parts;
+    for (size_t i = 0; i < participants.size(); ++i) {
+        const auto comm = value(i, Role::comm);
+        auto of_participant = comm ? comms.shared_members(participants[i], *comm) : nullptr;
+        if (!of_participant || comms.remote_members(participants[i], *comm) != nullptr ||
+            (members && of_participant != members)) {
+            return false;
+        }
+        members = std::move(of_participant);
+        auto size = [&](Role role) { return std::max<int64_t>(0, value(i, role).value_or(0)); };
+        parts.push_back(Part{&e, *comm, size(Role::bytes), size(Role::recv_bytes), value(i, Role::root).value_or(-1)});
+    }
+    if (!members || members->size() <= participants.size()) return false;  // the participants are all members
+    WaitingParts& waiting = waiting_parts_[{members.get(), e.op}];
+    waiting.members = members;
+    for (size_t i = 0; i < participants.size(); ++i) {
+        auto& queue = waiting.of_member[participants[i]];
+        if (queue.size() == kMaxPartsWaiting) {
+            if (participants[i] == me_) {
+                ++collectives_left_apart_;
+                not_replayed(*queue.front().event, false);
+            }
+            queue.pop_front();
+        }
+        queue.push_back(parts[i]);
+    }
+    for (Rank m : *members) {
+        if (waiting.of_member[m].empty()) return true;
+    }
+    const Part first = waiting.of_member[members->front()].front();
+    std::optional<Part> mine;
+    for (Rank m : *members) {
+        auto& queue = waiting.of_member[m];
+        if (m == me_) mine = queue.front();
+        queue.pop_front();
+    }
+    if (!mine) return true;
+    ++collectives_joined_;
+    Item& item = add(ItemKind::collective, e);
+    ScheduledCall& call = item.call;
+    call.kind = CallKind::collective;
+    call.comm = mine->comm;
+    call.root = static_cast<int32_t>(first.root);
+    call.bytes = call.recv_bytes = std::max(first.bytes, first.recv_bytes);
+    return true;
+}
+
+// At the end of the walk, parts still waiting had members whose drawn counts gave them fewer (or
+// more) than the others. In the run every member made as many; the members agree on the mean of
+// their counts. On MPI_COMM_WORLD, which is never freed, every member then issues as many more
+// instances as the members have parts waiting on average, rounded (all at the end of the walk);
+// elsewhere the communicator may be gone, and this rank's waiting parts are not replayed.
+void RankStream::finish_waiting_parts()
+{
+    const auto world = cursor_.communicators().shared_members(me_, 0);
+    for (const auto& [key, waiting] : waiting_parts_) {
+        size_t waiting_parts = 0;
+        const Part* first = nullptr;
+        for (const auto& [member, queue] : waiting.of_member) {
+            waiting_parts += queue.size();
+            if (first == nullptr && !queue.empty()) first = &queue.front();
+        }
+        const size_t members = waiting.members->size();
+        const size_t more = (waiting_parts + members / 2) / members;
+        const auto mine = waiting.of_member.find(me_);
+        if (waiting.members != world) {
+            if (mine == waiting.of_member.end()) continue;
+            for (const Part& part : mine->second) {
+                ++collectives_left_apart_;
+                not_replayed(*part.event, false);
+            }
+            continue;
+        }
+        for (size_t k = 0; k < more; ++k) {
+            ++collectives_joined_;
+            Item& item = add(ItemKind::collective, *first->event);
+            item.call.kind = CallKind::collective;
+            item.call.comm = 0;
+            item.call.root = static_cast<int32_t>(first->root);
+            item.call.bytes = item.call.recv_bytes = std::max(first->bytes, first->recv_bytes);
+        }
+    }
+    waiting_parts_.clear();
 }
 
 // Per-member sizes of v-collectives, indexed by rank in the communicator, from every member's own

@@ -14,6 +14,7 @@
 
 #include "histogram/sampler.hpp"
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -131,6 +132,12 @@ public:
     // Collective instances of this rank the merge left apart (some member of the communicator does
     // not take part): not replayed, so the run's collectives are not all there.
     uint64_t collectives_left_apart() const { return collectives_left_apart_; }
+    // Instances of this rank made of parts the merge left apart, issued where their last part was met
+    // (join_parts): replayed in walk order, not in the rank's own.
+    uint64_t collectives_joined() const { return collectives_joined_; }
+    // How many parts of one member a collective instance in parts holds at most, waiting for the other
+    // members' parts; beyond it, the oldest is left out.
+    static constexpr size_t kMaxPartsWaiting = 4096;
 
     // A cancelled send's message is withdrawn where the sender's completion says so: the items from
     // its send on are kept until then, up to this many beyond the one asked for.
@@ -151,6 +158,8 @@ private:
     void matched_probe(const Event& e, const CommunicatorTable& comms, size_t me);
     void completion(const Event& e, size_t me);
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
+    bool join_parts(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
+    void finish_waiting_parts();
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                        ScheduledCall& call);
     bool neighbour_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
@@ -190,6 +199,22 @@ private:
     bool has_cancelled_sends_ = false;
     bool as_run_ = false;  // the trace is lossless, or nothing in it was drawn
     uint64_t collectives_left_apart_ = 0;
+    uint64_t collectives_joined_ = 0;
+    // Parts of collective instances waiting for the other members' (join_parts), by communicator (its
+    // members, kept alive so that the address stays theirs) and operation.
+    struct Part {
+        const Event* event;
+        int64_t comm;  // the member's id of the communicator
+        int64_t bytes;
+        int64_t recv_bytes;
+        int64_t root;
+    };
+    struct WaitingParts {
+        std::shared_ptr<const std::vector<Rank>> members;
+        std::map<Rank, std::deque<Part>> of_member;
+    };
+    std::map<std::pair<const std::vector<Rank>*, Op>, WaitingParts> waiting_parts_;
+    bool walk_ended_ = false;
     // This rank's windows: its communicator, as at the creation, and the targets its epochs open.
     struct Window {
         CommView comm;

@@ -830,6 +830,10 @@ std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
         return "rank " + std::to_string(rank) + ": " + std::to_string(apart) +
                " collective calls the merge left apart from other members of their communicator are not replayed";
     }
+    if (const uint64_t joined = stream.collectives_joined(); joined > 0) {
+        return "rank " + std::to_string(rank) + ": " + std::to_string(joined) +
+               " collective instances the merge left in parts are issued where their last part is";
+    }
     // Receives never completed are still posted, and take their messages.
     for (const auto& waiting : pending) {
         if (!waiting) continue;

@@ -327,7 +327,14 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
         for (Rank r : participants_of(loop)) {
             takes += static_cast<size_t>(r) < frame.active.size() && frame.active[static_cast<size_t>(r)] ? 1 : 0;
         }
-        frame.iterations = draws_->draw(loop.iterations.histogram(), draw_site(loop), takes);
+        // Alike on every rank, the participants recorded the same count in each instance: one draw
+        // hands it to all. Otherwise they recorded different counts of one loop (ranks that folded
+        // their calls differently: a polling loop of other lengths before a collective), and their
+        // body's values come from all of them: one rank's count would give every rank that rank's
+        // share of the others' iterations, far more or far fewer collectives than the run made.
+        const Histogram& counts = loop.iterations.histogram();
+        frame.iterations = loop.iterations.alike_on_every_rank() ? draws_->draw(counts, draw_site(loop), takes)
+                                                                 : draws_->draw_mean(counts, draw_site(loop), takes);
         frame.count_shared = true;
     } else {
         frame.counts.assign(frame.active.size(), 0);

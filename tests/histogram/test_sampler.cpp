@@ -44,6 +44,20 @@ TEST_CASE("a draw for several participants takes as many recorded values, and ro
     }
 }
 
+TEST_CASE("a count for participants that recorded different ones is their mean, rounded at random")
+{
+    // Four ranks looped 23, 95, 234 and 375 times around a collective: one draw for all takes all four
+    // values, and gives 181 or 182 (the mean is 181.75), 182 three times in four on average.
+    const Histogram h = histogram_of({{23, 1}, {95, 1}, {234, 1}, {375, 1}});
+    HistogramSampler sampler(5);
+    std::map<int64_t, uint64_t> drawn;
+    for (int i = 0; i < 400; ++i) ++drawn[sampler.draw_mean(h, 1, 4)];
+    CHECK(drawn.size() == 2);
+    CHECK(drawn[181] + drawn[182] == 400);
+    CHECK(drawn[182] > 250);
+    CHECK(drawn[182] < 350);
+}
+
 TEST_CASE("equal histograms of one site share one pool of values, different ones do not")
 {
     const Histogram a = histogram_of({{1, 2}, {5, 2}});

@@ -2,7 +2,7 @@
 """Checks a replay against what the traced program did.
 
     check_replay.py --h-dump PATH --original TRACE --replayed TRACE --report REPORT.json
-                    --precision P [--log-dir DIR --ranks N]
+                    --precision P [--log-dir DIR --ranks N] [--within SHARE]
 
 REPLAYED is the trace h-trace took of `h-replay ORIGINAL` (h-replay's own coordination goes through
 PMPI and is not in it); REPORT is h-replay's --report-json.
@@ -15,7 +15,8 @@ same collectives (operation, communicator members, root, bytes, in order) and on
 `h-dump --sequence` prints them. The replay must leave nothing out (its report's not_replayed).
 
 Below precision 100 values were drawn from histograms: their total bytes must be within 5% of the
-program's (logged in DIR), and the number of messages within 1% of the program's. Replay hands out
+program's (logged in DIR), the number of messages within 1% of the program's (--within), and so must
+the calls of each collective function, job-wide. Replay hands out
 each histogram's recorded values without replacement, so a histogram met as often as it counted gives
 back exactly the program's values; a loop count merged from some iterations but not others can still
 be met more or fewer times than it counted (at precision 0, counts drawn in loops whose counts are
@@ -150,14 +151,31 @@ def logged_sends(log_dir, ranks):
     return len(sends), sum(call.bytes for call in sends)
 
 
-def check_volume(log_dir, ranks, replayed):
+def check_collectives(log_dir, ranks, original, replayed, within):
+    """Job-wide calls of each collective function (the trace's collectives, its operations as h-dump
+    names them) in the replay against the program's log: within `within`. The ranks must
+    agree on how many of each run, and a loop count drawn for all must not stand for one rank's."""
+    names = {operation for calls in original.values() for kind, operation, _ in calls if kind == "collective"}
+    logs = check_calls.read_call_logs(log_dir, ranks)
+    want = collections.Counter(call.function for calls in logs.values() for call in calls if call.function in names)
+    got = collections.Counter(operation for calls in replayed.values() for kind, operation, _ in calls
+                              if kind == "collective")
+    differences = []
+    for name in sorted(names):
+        print(f"{name}: program {want[name]}, replay {got[name]}")
+        if abs(got[name] - want[name]) > within * want[name]:
+            differences.append(f"the replay made {got[name]} {name} calls, the program {want[name]}")
+    return differences
+
+
+def check_volume(log_dir, ranks, replayed, within):
     want_messages, want_bytes = logged_sends(log_dir, ranks)
     got = [params for calls in replayed.values() for kind, _, params in calls if kind == "send"]
     got_messages, got_bytes = len(got), sum(int(params["bytes"]) for params in got)
     print(f"messages: program {want_messages}, replay {got_messages}; bytes: program {want_bytes}, "
           f"replay {got_bytes}")
     differences = []
-    allowed = MESSAGES_TOLERANCE * want_messages
+    allowed = within * want_messages
     if abs(got_messages - want_messages) > allowed:
         differences.append(f"the replay sent {got_messages} messages, the program {want_messages}")
     if abs(got_bytes - want_bytes) > BYTES_TOLERANCE * want_bytes:
@@ -175,6 +193,7 @@ def main():
     parser.add_argument("--precision", required=True, type=int)
     parser.add_argument("--log-dir")
     parser.add_argument("--ranks", type=int)
+    parser.add_argument("--within", type=float, default=MESSAGES_TOLERANCE)
     args = parser.parse_args()
     try:
         report = json.loads(pathlib.Path(args.report).read_text())
@@ -188,7 +207,9 @@ def main():
         else:
             if args.log_dir is None or args.ranks is None:
                 raise CannotCompare("below precision 100 the program's logs (--log-dir, --ranks) are needed")
-            differences += check_volume(args.log_dir, args.ranks, replayed)
+            differences += check_volume(args.log_dir, args.ranks, replayed, args.within)
+            differences += check_collectives(args.log_dir, args.ranks, sequence(args.h_dump, args.original), replayed,
+                                             args.within)
     except (CannotCompare, OSError, ValueError, KeyError) as error:
         print(f"check_replay.py: cannot compare: {error}")
         return 2

@@ -336,9 +336,10 @@ TEST_CASE("causal replay is refused where values were drawn or a message has no 
     CHECK(causal_replay_obstacle(unreceived, 1, 0).empty());
     CHECK(causal_replay_obstacle(unreceived, 1, 1).find("rank 1 has 1 messages from rank 0") != std::string::npos);
 
-    // Below precision 100, in a trace with drawn values, a collective the merge left apart is not
-    // replayed, so the run's collectives are not all there. In a lossless trace, or one where nothing
-    // was drawn, each part is its ranks' own calls, and is replayed.
+    // Below precision 100, in a trace with drawn values, the parts of a collective the merge left apart
+    // are joined where the last of them is met, out of the ranks' own order: replay is then paired.
+    // In a lossless trace, or one where nothing was drawn, each part is its ranks' own calls, and is
+    // replayed where it is.
     Trace apart;
     apart.header.ranks = 2;
     apart.header.precision = 90;
@@ -347,10 +348,23 @@ TEST_CASE("causal replay is refused where values were drawn or a message has no 
                                                         param(Role::comm, 0)})};
     const Node receive{event(Op::Recv, RankList(1), {param(Role::peer, 0), param(Role::tag, 3),
                                                      param(Role::recv_bytes, 16), param(Role::comm, 0)})};
-    apart.body = {Node{event(Op::Barrier, RankList(0), {param(Role::comm, 0)})},
-                  Node{event(Op::Barrier, RankList(1), {param(Role::comm, 0)})}, drawn_send, receive};
-    CHECK(causal_replay_obstacle(apart, 1, 0).find("1 collective calls the merge left apart") != std::string::npos);
-    apart.body.resize(2);
+    const Node barrier_of_0{event(Op::Barrier, RankList(0), {param(Role::comm, 0)})};
+    const Node barrier_of_1{event(Op::Barrier, RankList(1), {param(Role::comm, 0)})};
+    auto barriers_of = [&](Rank rank) {
+        int barriers = 0;
+        for (const auto& call : schedule_of(apart, 1, rank, false)) barriers += call.op == Op::Barrier ? 1 : 0;
+        return barriers;
+    };
+    apart.body = {barrier_of_0, barrier_of_1, drawn_send, receive};
+    CHECK(causal_replay_obstacle(apart, 1, 0).find("1 collective instances the merge left in parts are issued where "
+                                                   "their last part is") != std::string::npos);
+    CHECK(barriers_of(0) == 1);
+    CHECK(barriers_of(1) == 1);
+    // Rank 0's drawn counts gave it three parts, rank 1's one: the ranks agree on the mean, two.
+    apart.body = {barrier_of_0, barrier_of_0, barrier_of_0, barrier_of_1, drawn_send, receive};
+    CHECK(barriers_of(0) == 2);
+    CHECK(barriers_of(1) == 2);
+    apart.body = {barrier_of_0, barrier_of_1};
     CHECK(causal_replay_obstacle(apart, 1, 0).empty());
     apart.header.precision = 100;
     CHECK(causal_replay_obstacle(apart, 1, 0).empty());
