@@ -57,6 +57,18 @@ PROGRAMS = {
     "checkpoint": lambda ranks: ["4", "256"],
     "posix_output": lambda ranks: ["4", "1000"],
     "posix_input": lambda ranks: ["512", "4"],
+    "file_names": lambda ranks: ["256"],
+    "intercomm_derived": lambda ranks: ["2"],
+    "collective_sites": lambda ranks: ["3"],
+    "mprobe_between": lambda ranks: ["3"],
+    "in_place_root": lambda ranks: ["3"],
+    "rma_proc_null": lambda ranks: ["3"],
+    "buffered": lambda ranks: ["2"],
+    "nbc_opposite": lambda ranks: ["4"],
+    "rma_drawn": lambda ranks: ["4"],
+    # Rank 0 receives every other rank's messages: as many in all at any rank count.
+    "flood": lambda ranks: [str(max(100, 40000 // (ranks - 1)))],
+    "polled_collectives": lambda ranks: ["200"],
 }
 
 
