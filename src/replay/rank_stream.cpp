@@ -645,6 +645,18 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
         const int64_t block = std::max(size(0, Role::bytes), size(0, Role::recv_bytes));
         call.bytes = block;
         call.recv_bytes = block;
+        if (remote != nullptr && is_one_of(e.op, {Op::Reduce_scatter_block, Op::Ireduce_scatter_block})) {
+            // On an intercommunicator each group scatters one vector, as long in both groups, in
+            // blocks of its own size: the first participant's blocks give the vector, a multiple of
+            // both group sizes.
+            const auto local = static_cast<int64_t>(members->size());
+            const auto other = static_cast<int64_t>(remote->size());
+            const bool first_here = std::find(members->begin(), members->end(), participants[0]) != members->end();
+            const int64_t unit = std::lcm(local, other);
+            const int64_t vector = std::max<int64_t>(1, (block * (first_here ? local : other) + unit - 1) / unit) * unit;
+            call.bytes = vector;
+            call.recv_bytes = vector / local;
+        }
     } else if (remote != nullptr) {
         // MPI has no in-place collectives on an intercommunicator: a side that sends nothing does so.
     } else if (may_receive_in_place(e.op, at_root)) {
