@@ -286,7 +286,9 @@ int peer_count(Op op, MPI_Comm comm, bool send_side)
     int inter = 0;
     PMPI_Comm_test_inter(comm, &inter);
     int size = 0;
-    if (inter) {
+    // On an intercommunicator counts go per rank of the other group, but a reduce-scatter's receive
+    // counts are per rank of the caller's own group, which receives the other group's results.
+    if (inter && !is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
         PMPI_Comm_remote_size(comm, &size);
     } else {
         PMPI_Comm_size(comm, &size);

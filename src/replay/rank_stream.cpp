@@ -604,8 +604,10 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     const bool stands_alone = as_run_ && members != nullptr && !is_vector_collective(e.op) &&
                               !is_neighbor_collective(e.op);
     const bool all_take_part = (all_in(members) && (remote == nullptr || all_in(remote))) || stands_alone;
-    // The v-collectives' per-member sizes are derived for one group.
-    const bool vector_across = remote != nullptr && is_vector_collective(e.op);
+    // The v-collectives' per-member sizes are derived for one group (a reduce-scatter's, even shares
+    // of one total, serve either group of an intercommunicator).
+    const bool vector_across = remote != nullptr && is_vector_collective(e.op) &&
+                               !is_one_of(e.op, {Op::Reduce_scatter, Op::Ireduce_scatter});
     const bool no_topology = is_neighbor_collective(e.op) && comm_topologies_.count(members) == 0;
     if (!all_take_part || no_topology || vector_across) {
         if (!all_take_part) ++collectives_left_apart_;
@@ -810,10 +812,11 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
         return total / parts + (static_cast<int64_t>(to) < total % parts ? 1 : 0);
     };
     if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
-        // The trace keeps the sum of the receive counts, the same on every member unless drawn:
-        // the first member's then stands for all.
+        // The trace keeps the sum of the receive counts, the same on every member (of both groups of
+        // an intercommunicator) unless drawn: the first participant's then stands for all.
         call.recv_counts.resize(n);
-        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(of_member(0, Role::recv_bytes), m);
+        const int64_t total = std::max<int64_t>(0, value(0, Role::recv_bytes).value_or(0));
+        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(total, m);
         return;
     }
     // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
