@@ -639,7 +639,7 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
         }
     } else if (is_vector_collective(e.op)) {
         // Per-member sizes: every member derives all counts from everyone's values.
-        vector_counts(e.op, participants, *members, call);
+        vector_counts(e.op, participants, *members, remote, call);
         if (may_receive_in_place(e.op, at_root) && call.recv_bytes == 0) call.in_place = true;
     } else if (has_histogram(e, Role::bytes) || has_histogram(e, Role::recv_bytes)) {
         // Drawn sizes differ between members, and MPI needs them to agree: one block for all,
@@ -767,7 +767,7 @@ void RankStream::finish_waiting_parts()
 // Per-member sizes of v-collectives, indexed by rank in the communicator, from every member's own
 // values (drawn or recorded), so that each side's counts agree with the other's.
 void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
-                               ScheduledCall& call)
+                               const std::vector<Rank>* remote, ScheduledCall& call)
 {
     const size_t n = members.size();
     auto of_member = [&](size_t member, Role role) -> int64_t {
@@ -813,9 +813,14 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
     };
     if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
         // The trace keeps the sum of the receive counts, the same on every member (of both groups of
-        // an intercommunicator) unless drawn: the first participant's then stands for all.
+        // an intercommunicator) unless drawn: the first member's then stands for all (of the group
+        // whose first member has the lower world rank, so that both groups take the same).
+        Rank first = members.front();
+        if (remote != nullptr && !remote->empty()) first = std::min(first, remote->front());
+        const auto at = std::lower_bound(participants.begin(), participants.end(), first);
+        const int64_t total =
+            std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), Role::recv_bytes).value_or(0));
         call.recv_counts.resize(n);
-        const int64_t total = std::max<int64_t>(0, value(0, Role::recv_bytes).value_or(0));
         for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(total, m);
         return;
     }

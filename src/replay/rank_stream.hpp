@@ -161,7 +161,7 @@ private:
     bool join_parts(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
     void finish_waiting_parts();
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
-                       ScheduledCall& call);
+                       const std::vector<Rank>* remote, ScheduledCall& call);
     bool neighbour_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                           ScheduledCall& call);
     const Topology* topology(int64_t key);

@@ -39,9 +39,9 @@ d. Prints `conformance: p100=<state> p0=<state>` (bench/conformance_table.py rea
 
 Exit status: 0 when p100 is full and p0 is full -- or, with --expect-p0-failure, when p0 is not full
 (the expected reason is printed; a p0 that is full fails: the expected failure must go), or, with
---p0-varies, when p0 is full or partial (its merge depends on the run's timing, and so does whether
-replay's drawn counts meet the program's exactly: the outcome and the reason are printed, and a
-stall or error still fails); 1 otherwise;
+--p0-varies, when p0 is full, partial or traced-failed (its merge depends on the run's timing, and
+so does whether the trace's counts and replay's drawn ones meet the program's exactly: the outcome
+and the reason are printed, and a stall or error still fails); 1 otherwise;
 77 (skip) when there is no mpirun. Every mpirun has a time limit (--timeout, default 120 s, for the
 program's runs; 90 s for the replays). The scratch directory is removed after a pass and kept after a
 failure (or with --keep).
@@ -120,7 +120,8 @@ def parse_arguments(argv):
     parser.add_argument("--expect-p0-failure", metavar="REASON",
                         help="the p = 0 replay is known not to replay fully, for REASON")
     parser.add_argument("--p0-varies", metavar="REASON",
-                        help="the p = 0 replay may be full or partial, depending on the run, for REASON")
+                        help="the p = 0 trace and replay may miss the program's counts, depending on the run, "
+                             "for REASON")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each mpirun may take (default 120)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
     args = parser.parse_args(options)
@@ -464,7 +465,7 @@ def run_case(args, mpirun, scratch):
             failed.append("p0 replays fully now: remove the expected failure")
         else:
             print(f"p = 0: expected failure ({args.expect_p0_failure}): {outcomes[0].state}: {outcomes[0].reason}")
-    elif args.p0_varies and outcomes[0].state in ("full", "partial"):
+    elif args.p0_varies and outcomes[0].state in ("full", "partial", "traced-failed"):
         print(f"p = 0: varies with the run ({args.p0_varies}): {outcomes[0].state}")
     elif outcomes[0].state != "full":
         failed.append(f"p = 0: {outcomes[0].state}: {outcomes[0].reason}")
