@@ -56,14 +56,13 @@ import pathlib
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 
 MPI_TESTS = pathlib.Path(__file__).resolve().parent.parent / "mpi"
 sys.path.insert(0, str(MPI_TESTS))
-from mpi_launch import mpirun_command  # noqa: E402  (tests/mpi)
+from mpi_launch import mpirun_command, program_output, run_job  # noqa: E402  (tests/mpi)
 
 SKIP = 77
 PRECISIONS = (100, 0)
@@ -88,9 +87,6 @@ COLLECTIVE_FUNCTIONS = tuple(f"MPI_{name}" for name in _COLLECTIVES) + \
     tuple(f"MPI_I{name[0].lower()}{name[1:]}" for name in _COLLECTIVES)
 STARTALL_REQUESTS = "MPI_Startall:requests"
 PERSISTENT_INITS = ("MPI_Send_init", "MPI_Bsend_init", "MPI_Ssend_init", "MPI_Rsend_init", "MPI_Recv_init")
-TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION", "HTRACE_IO_EXCLUDE")
-# Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
-MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
 
 
 class TestFailure(Exception):
@@ -134,32 +130,7 @@ def parse_arguments(argv):
 
 
 def run(command, extra_env, cwd, timeout):
-    """Runs `command` with the environment (without the tracer's variables) plus `extra_env`; returns
-    (exit status, stdout, stderr). Raises TimedOut, the whole job killed, after `timeout` seconds."""
-    env = {name: value for name, value in os.environ.items() if name not in TRACER_VARIABLES}
-    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-    env.update(extra_env)
-    print("$", *(f"{name}={shlex.quote(value)}" for name, value in extra_env.items()), shlex.join(command),
-          flush=True)
-    # A session of its own, so a hung job can be killed as a whole, ranks included.
-    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGTERM)  # mpirun passes SIGTERM on to the ranks
-        try:
-            stdout, stderr = process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-        raise TimedOut(f"timed out after {timeout:g} s: {shlex.join(command)}\n"
-                       f"stdout:\n{stdout}\nstderr:\n{stderr}")
-    return process.returncode, stdout, stderr
-
-
-def program_output(stdout):
-    return [line for line in stdout.splitlines() if not MPIRUN_LINE.match(line)]
+    return run_job(command, extra_env, cwd, timeout, timed_out=TimedOut)
 
 
 def error_reason(stderr):

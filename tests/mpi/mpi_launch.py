@@ -1,8 +1,17 @@
 """How to start an MPI job here, for the test scripts: Open MPI wants to be told about root and
-about more ranks than cores; MPICH's launcher takes neither option and needs neither."""
+about more ranks than cores; MPICH's launcher takes neither option and needs neither. And how to run
+one with a time limit, and read what the program printed."""
 import functools
 import os
+import re
+import shlex
+import signal
 import subprocess
+
+# The tracer's variables, which a run sets itself or not at all.
+TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION", "HTRACE_IO_EXCLUDE")
+# Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
+MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
 
 
 @functools.lru_cache(maxsize=None)
@@ -20,3 +29,33 @@ def mpirun_command(mpirun, ranks, command):
     if is_open_mpi(mpirun):
         extra = ["--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
     return [mpirun] + extra + ["-np", str(ranks)] + list(command)
+
+
+def run_job(command, extra_env, cwd, timeout, timed_out=RuntimeError):
+    """Runs `command` with the environment (without the tracer's variables) plus `extra_env`; returns
+    (exit status, stdout, stderr). Raises `timed_out`, the whole job killed, after `timeout` seconds."""
+    env = {name: value for name, value in os.environ.items() if name not in TRACER_VARIABLES}
+    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    env.update(extra_env)
+    print("$", *(f"{name}={shlex.quote(value)}" for name, value in extra_env.items()), shlex.join(command),
+          flush=True)
+    # A session of its own, so a hung job can be killed as a whole, ranks included.
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGTERM)  # mpirun passes SIGTERM on to the ranks
+        try:
+            stdout, stderr = process.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+        raise timed_out(f"timed out after {timeout:g} s: {shlex.join(command)}\n"
+                        f"stdout:\n{stdout}\nstderr:\n{stderr}")
+    return process.returncode, stdout, stderr
+
+
+def program_output(stdout):
+    """The lines the program printed, without mpirun's diagnostics."""
+    return [line for line in stdout.splitlines() if not MPIRUN_LINE.match(line)]

@@ -50,16 +50,14 @@ import difflib
 import json
 import os
 import pathlib
-import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 
 from io_functions import is_io_function
-from mpi_launch import mpirun_command
+from mpi_launch import mpirun_command, program_output, run_job
 
 SKIP = 77
 # How far a merged trace's job-wide calls and bytes per function (h-dump --calls) may be from the
@@ -68,9 +66,6 @@ SKIP = 77
 # in one another; bytes are exact while a call site's sizes fit in the histogram's bins. On amr at
 # precision 0 (4 and 16 ranks, several runs) the calls came out exact and the bytes within 0.05%.
 TOTALS_TOLERANCE = 0.01
-TRACER_VARIABLES = ("CALL_LOG_DIR", "HTRACE_FILE", "MERGE_PRECISION", "HTRACE_IO_EXCLUDE")
-# Open MPI's own diagnostics carry a "[host:pid]" prefix; they are mpirun's, not the program's output.
-MPIRUN_LINE = re.compile(r"^\[[^\]\s]+:\d+\] ")
 
 
 class TestFailure(Exception):
@@ -135,31 +130,7 @@ def parse_arguments(argv):
 
 
 def run(command, extra_env, cwd, timeout):
-    """Runs `command` with the environment plus `extra_env`; returns (exit status, stdout, stderr)."""
-    env = {name: value for name, value in os.environ.items() if name not in TRACER_VARIABLES}
-    env["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-    env.update(extra_env)
-    print("$", *(f"{name}={shlex.quote(value)}" for name, value in extra_env.items()), shlex.join(command),
-          flush=True)
-    # A session of its own, so a hung job can be killed as a whole, ranks included.
-    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, start_new_session=True)
-    try:
-        stdout, stderr = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGTERM)  # mpirun passes SIGTERM on to the ranks
-        try:
-            stdout, stderr = process.communicate(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            stdout, stderr = process.communicate()
-        raise TestFailure(f"timed out after {timeout:g} s: {shlex.join(command)}\n"
-                          f"stdout:\n{stdout}\nstderr:\n{stderr}")
-    return process.returncode, stdout, stderr
-
-
-def program_output(stdout):
-    return [line for line in stdout.splitlines() if not MPIRUN_LINE.match(line)]
+    return run_job(command, extra_env, cwd, timeout, timed_out=TestFailure)
 
 
 # What the harness itself puts in the scratch directory, not the program.
