@@ -1,51 +1,16 @@
 #include "capture/file_name_agreement.hpp"
 
+#include "merge/radix_reduce.hpp"
 #include "trace/file_names.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <vector>
 
 namespace htrace::capture {
 namespace {
 
-// Tags of the census's messages on the tracer's own communicator, apart from the merge's (71xx).
-constexpr int kCensusSizeTag = 7201;
-constexpr int kCensusTag = 7202;
-constexpr uint64_t kChunk = uint64_t(1) << 30;  // MPI counts are ints
-
-void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm)
-{
-    uint64_t size = bytes.size();
-    PMPI_Send(&size, 1, MPI_UINT64_T, to, kCensusSizeTag, comm);
-    for (uint64_t offset = 0; offset < size; offset += kChunk) {
-        const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Send(bytes.data() + offset, n, MPI_BYTE, to, kCensusTag, comm);
-    }
-}
-
-std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm)
-{
-    uint64_t size = 0;
-    PMPI_Recv(&size, 1, MPI_UINT64_T, from, kCensusSizeTag, comm, MPI_STATUS_IGNORE);
-    std::vector<uint8_t> bytes(size);
-    for (uint64_t offset = 0; offset < size; offset += kChunk) {
-        const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, kCensusTag, comm, MPI_STATUS_IGNORE);
-    }
-    return bytes;
-}
-
-void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
-{
-    uint64_t size = bytes.size();
-    PMPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm);
-    bytes.resize(size);
-    for (uint64_t offset = 0; offset < size; offset += kChunk) {
-        const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Bcast(bytes.data() + offset, n, MPI_BYTE, 0, comm);
-    }
-}
+// The census's messages on the tracer's own communicator, apart from the merge's (71xx).
+constexpr ByteTags kCensusTags{7201, 7202};
 
 // The census of every rank's names at rank 0 of `comm` (elsewhere: of its subtree), over the same
 // binomial tree as the merge: ranks with bit k set hand theirs to rank - 2^k in round k.
@@ -57,11 +22,11 @@ FileNameCensus census_over_tree(FileNameCensus census, MPI_Comm comm)
     PMPI_Comm_size(comm, &size);
     for (int step = 1; step < size; step <<= 1) {
         if (rank & step) {
-            send_bytes(census.encode(), rank - step, comm);
+            send_bytes(census.encode(), rank - step, comm, kCensusTags);
             break;
         }
         if (rank + step < size) {
-            const auto theirs = FileNameCensus::decode(receive_bytes(rank + step, comm));
+            const auto theirs = FileNameCensus::decode(receive_bytes(rank + step, comm, kCensusTags));
             // Our own bytes over our own communicator: damage is a bug. Say so and go on (the
             // application must finish); the header then lacks that subtree's names.
             if (theirs) {

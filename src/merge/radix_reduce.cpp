@@ -10,33 +10,43 @@
 namespace htrace {
 namespace {
 
-constexpr int kSizeTag = 7101;
-constexpr int kPayloadTag = 7102;
+constexpr ByteTags kTraceTags{7101, 7102};
 constexpr uint64_t kChunk = uint64_t(1) << 30;  // MPI counts are ints
 
-void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm)
+}  // namespace
+
+void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags)
 {
     uint64_t size = bytes.size();
-    PMPI_Send(&size, 1, MPI_UINT64_T, to, kSizeTag, comm);
+    PMPI_Send(&size, 1, MPI_UINT64_T, to, tags.size, comm);
     for (uint64_t offset = 0; offset < size; offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Send(bytes.data() + offset, n, MPI_BYTE, to, kPayloadTag, comm);
+        PMPI_Send(bytes.data() + offset, n, MPI_BYTE, to, tags.payload, comm);
     }
 }
 
-std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm)
+std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags)
 {
     uint64_t size = 0;
-    PMPI_Recv(&size, 1, MPI_UINT64_T, from, kSizeTag, comm, MPI_STATUS_IGNORE);
+    PMPI_Recv(&size, 1, MPI_UINT64_T, from, tags.size, comm, MPI_STATUS_IGNORE);
     std::vector<uint8_t> bytes(size);
     for (uint64_t offset = 0; offset < size; offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, kPayloadTag, comm, MPI_STATUS_IGNORE);
+        PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, tags.payload, comm, MPI_STATUS_IGNORE);
     }
     return bytes;
 }
 
-}  // namespace
+void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
+{
+    uint64_t size = bytes.size();
+    PMPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm);
+    bytes.resize(size);
+    for (uint64_t offset = 0; offset < size; offset += kChunk) {
+        const auto n = static_cast<int>(std::min(kChunk, size - offset));
+        PMPI_Bcast(bytes.data() + offset, n, MPI_BYTE, 0, comm);
+    }
+}
 
 ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule)
 {
@@ -52,11 +62,11 @@ ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rul
     // hold higher ranks than their parent, so the parent's events stay first where order is free.
     for (int step = 1; step < size; step <<= 1) {
         if (rank & step) {
-            send_bytes(encode_sequence(mine), rank - step, comm);
+            send_bytes(encode_sequence(mine), rank - step, comm, kTraceTags);
             return result;
         }
         if (rank + step < size) {
-            auto decoded = decode_sequence(receive_bytes(rank + step, comm));
+            auto decoded = decode_sequence(receive_bytes(rank + step, comm, kTraceTags));
             if (!decoded.sequence) {
                 if (result.error.empty()) result.error = "trace of rank " + std::to_string(rank + step) + ": " + decoded.error;
                 continue;

@@ -7,8 +7,10 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace htrace {
 
@@ -19,5 +21,16 @@ struct ReduceResult {
 
 // `comm` must be the tracer's own communicator (every rank of the job, nobody else's messages).
 ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule);
+
+// Bytes between ranks of the tracer's own communicator, in chunks MPI's int counts can take: a size,
+// then the bytes, under two tags of the caller's, so that exchanges at MPI_Finalize keep apart.
+struct ByteTags {
+    int size;
+    int payload;
+};
+void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags);
+std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags);
+// Rank 0's bytes to every rank of `comm`.
+void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm);
 
 }  // namespace htrace
