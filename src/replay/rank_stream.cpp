@@ -677,21 +677,24 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
 // were drawn (collective). Returns whether the instance was a part.
 bool RankStream::join_parts(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms)
 {
-    if (as_run_ || creates_request(e.op) || is_vector_collective(e.op) || is_neighbor_collective(e.op)) return false;
-    std::shared_ptr<const std::vector<Rank>> members;
+    if (as_run_ || creates_request(e.op) || is_vector_collective(e.op) || is_neighbor_collective(e.op) ||
+        participants.empty()) {
+        return false;
+    }
+    // A whole instance (or the instances of several communicators in one event) is collective()'s.
+    const auto first_comm = value(0, Role::comm);
+    const auto members = first_comm ? comms.shared_members(participants[0], *first_comm) : nullptr;
+    if (!members || members->size() <= participants.size()) return false;
     std::vector<Part> parts;
     for (size_t i = 0; i < participants.size(); ++i) {
         const auto comm = value(i, Role::comm);
-        auto of_participant = comm ? comms.shared_members(participants[i], *comm) : nullptr;
-        if (!of_participant || comms.remote_members(participants[i], *comm) != nullptr ||
-            (members && of_participant != members)) {
+        if (!comm || comms.shared_members(participants[i], *comm) != members ||
+            comms.remote_members(participants[i], *comm) != nullptr) {
             return false;
         }
-        members = std::move(of_participant);
         auto size = [&](Role role) { return std::max<int64_t>(0, value(i, role).value_or(0)); };
         parts.push_back(Part{&e, *comm, size(Role::bytes), size(Role::recv_bytes), value(i, Role::root).value_or(-1)});
     }
-    if (!members || members->size() <= participants.size()) return false;  // the participants are all members
     WaitingParts& waiting = waiting_parts_[{members.get(), e.op}];
     waiting.members = members;
     for (size_t i = 0; i < participants.size(); ++i) {
@@ -715,15 +718,20 @@ bool RankStream::join_parts(const Event& e, const std::vector<Rank>& participant
         if (m == me_) mine = queue.front();
         queue.pop_front();
     }
-    if (!mine) return true;
+    if (mine) add_joined(e, mine->comm, first);
+    return true;
+}
+
+// This rank's call of an instance joined from parts, on its communicator `comm`, with `first`'s root
+// and size.
+void RankStream::add_joined(const Event& e, int64_t comm, const Part& first)
+{
     ++collectives_joined_;
-    Item& item = add(ItemKind::collective, e);
-    ScheduledCall& call = item.call;
+    ScheduledCall& call = add(ItemKind::collective, e).call;
     call.kind = CallKind::collective;
-    call.comm = mine->comm;
+    call.comm = comm;
     call.root = static_cast<int32_t>(first.root);
     call.bytes = call.recv_bytes = std::max(first.bytes, first.recv_bytes);
-    return true;
 }
 
 // At the end of the walk, parts still waiting had members whose drawn counts gave them fewer (or
@@ -752,14 +760,7 @@ void RankStream::finish_waiting_parts()
             }
             continue;
         }
-        for (size_t k = 0; k < more; ++k) {
-            ++collectives_joined_;
-            Item& item = add(ItemKind::collective, *first->event);
-            item.call.kind = CallKind::collective;
-            item.call.comm = 0;
-            item.call.root = static_cast<int32_t>(first->root);
-            item.call.bytes = item.call.recv_bytes = std::max(first->bytes, first->recv_bytes);
-        }
+        for (size_t k = 0; k < more; ++k) add_joined(*first->event, 0, *first);
     }
     waiting_parts_.clear();
 }

@@ -160,6 +160,8 @@ private:
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
     bool join_parts(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
     void finish_waiting_parts();
+    struct Part;
+    void add_joined(const Event& e, int64_t comm, const Part& first);
     void vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
                        const std::vector<Rank>* remote, ScheduledCall& call);
     bool neighbour_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
