@@ -2,6 +2,10 @@
 // How recorded computation is re-enacted: one interface, with one implementation per way of running
 // the replay (busy_compute.cpp on a real machine; the SimGrid build simulates it instead).
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
 namespace htrace::replay {
 
 // Computation shorter than this has passed before a clock read could measure it (h-replay's own work
@@ -17,5 +21,30 @@ void call_returned();
 // calls. h-replay's own work between the two calls is part of that time: the tracer's work between
 // calls was part of the recorded time too, and interpreting the trace must not add to the replay's.
 void compute_for(double seconds);
+
+// The longest single computation gap replay spends (h-replay --max-compute): a trace's longer gaps,
+// which a damaged or hostile trace may hold (10^6 s per call), are cut to it and counted, so that
+// a replay cannot sleep for ever. Gaps that are not a number count as cut, to nothing.
+class ComputeBound {
+public:
+    explicit ComputeBound(double longest = std::numeric_limits<double>::infinity()) : longest_(longest) {}
+
+    // The seconds to spend for a recorded gap of `seconds`.
+    double cut(double seconds)
+    {
+        if (seconds <= longest_) return seconds;
+        ++gaps_cut_;
+        longest_cut_ = std::max(longest_cut_, seconds);  // a NaN leaves it
+        return seconds > longest_ ? longest_ : 0.0;
+    }
+    uint64_t gaps_cut() const { return gaps_cut_; }
+    // The longest recorded gap that was cut (0 where none was).
+    double longest_cut() const { return longest_cut_; }
+
+private:
+    double longest_;
+    uint64_t gaps_cut_ = 0;
+    double longest_cut_ = 0;
+};
 
 }  // namespace htrace::replay

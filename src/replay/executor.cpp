@@ -35,11 +35,12 @@ char* Executor::Scratch::at_least(int64_t bytes)
     return current_.get();
 }
 
-Executor::Executor(Watchdog* watchdog, Files* files)
+Executor::Executor(Watchdog* watchdog, Files* files, double max_compute)
     : totals_(static_cast<size_t>(Op::first_opaque)),
       left_out_(static_cast<size_t>(Op::first_opaque), 0),
       watchdog_(watchdog),
-      files_(files)
+      files_(files),
+      compute_bound_(max_compute)
 {
     comms_[0] = MPI_COMM_WORLD;
     comms_[1] = MPI_COMM_SELF;
@@ -102,10 +103,12 @@ void Executor::issue_call(const ScheduledCall& call)
         settle_idup(call.comm);
     }
     switch (call.kind) {
-    case CallKind::compute:
-        compute_for(call.seconds);
-        compute_seconds_ += call.seconds;
+    case CallKind::compute: {
+        const double seconds = compute_bound_.cut(call.seconds);
+        compute_for(seconds);
+        compute_seconds_ += std::max(0.0, seconds);
         return;
+    }
     case CallKind::send:
         send(call);
         return;

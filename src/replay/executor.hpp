@@ -2,6 +2,7 @@
 // Issues a schedule (replay/schedule.hpp) as real MPI calls, with MPI_BYTE buffers of the scheduled
 // sizes, and counts what it issued per operation.
 
+#include "replay/compute.hpp"
 #include "replay/io_executor.hpp"
 #include "replay/one_sided_executor.hpp"
 #include "replay/schedule.hpp"
@@ -9,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <limits>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,8 +26,10 @@ struct IssuedTotals {
 class Executor {
 public:
     // `watchdog` (may be null) is told of every call that may block; `files` (may be null: MPI-IO
-    // calls are then left out) does the MPI-IO.
-    explicit Executor(Watchdog* watchdog = nullptr, Files* files = nullptr);
+    // calls are then left out) does the MPI-IO; computation gaps longer than `max_compute` seconds
+    // are cut to it.
+    explicit Executor(Watchdog* watchdog = nullptr, Files* files = nullptr,
+                      double max_compute = std::numeric_limits<double>::infinity());
     ~Executor();
     Executor(const Executor&) = delete;
     Executor& operator=(const Executor&) = delete;
@@ -36,7 +40,9 @@ public:
     const std::vector<IssuedTotals>& totals() const { return totals_; }
     // Calls of the schedule left out, by Op: MPI-IO without `files`.
     const std::vector<uint64_t>& left_out() const { return left_out_; }
+    // The computation spent, and the gaps cut to get there.
     double compute_seconds() const { return compute_seconds_; }
+    const ComputeBound& compute_bound() const { return compute_bound_; }
 
 private:
     // Scratch memory: contents do not matter, only sizes. A buffer that grows keeps its old block
@@ -101,6 +107,7 @@ private:
     std::unique_ptr<char[]> attached_;
     Watchdog* watchdog_;
     Files* files_;
+    ComputeBound compute_bound_;
     double compute_seconds_ = 0;
 };
 

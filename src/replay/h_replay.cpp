@@ -32,24 +32,30 @@ namespace {
 using namespace htrace;
 
 constexpr const char* kUsage =
-    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--paired] [--stall-limit S] [--report-json FILE]\n"
-    "                             [--io-dir DIR] [--keep-io] [TRACE]\n"
+    "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--max-compute S] [--paired] [--stall-limit S]\n"
+    "                             [--report-json FILE] [--io-dir DIR] [--keep-io] [TRACE]\n"
     "  TRACE             the trace to replay (default trace.h); N must be its rank count\n"
     "  --seed N          draw histogram values from seed N instead of the one the trace holds\n"
     "  --no-compute      skip the recorded computation between calls: communication only\n"
+    "  --max-compute S   spend at most S seconds on any one computation gap; the trace's longer\n"
+    "                    ones are cut to it and counted (default 60 s or the traced time, whichever\n"
+    "                    is longer; inf: no limit)\n"
     "  --paired          pair messages with receives by the walk even where causal replay is possible\n"
     "  --stall-limit S   stop the job when one call of a rank has not returned for S seconds\n"
-    "                    (default 60 s or ten times the traced time, whichever is longer; 0: never)\n"
+    "                    (default 60 s, ten times the traced time or twice --max-compute, whichever\n"
+    "                    is longest; 0: never)\n"
     "  --report-json F   write replay time, traced time, calls and bytes per operation and bytes\n"
     "                    read and written per rank to F\n"
     "  --io-dir DIR      do the trace's file I/O inside DIR (made if missing; default: a new\n"
-    "                    h-replay-io.XXXXXX here); no file outside it is read or written\n"
+    "                    h-replay-io.XXXXXX here); no file outside it is read or written, and\n"
+    "                    links planted in it are not followed\n"
     "  --keep-io         keep the files replay wrote (a DIR replay made is removed otherwise)\n";
 
 struct Options {
     std::string trace = "trace.h";
     std::optional<uint64_t> seed;
     bool compute = true;
+    std::optional<double> max_compute;
     bool paired = false;
     std::optional<double> stall_limit;
     std::string report_json;
@@ -76,12 +82,14 @@ std::string parse_options(int argc, char** argv, Options& options)
             options.compute = false;
         } else if (arg == "--paired") {
             options.paired = true;
-        } else if (arg == "--stall-limit") {
+        } else if (arg == "--stall-limit" || arg == "--max-compute") {
             if (auto error = next(arg, text); !error.empty()) return error;
             char* end = nullptr;
             const double seconds = std::strtod(text.c_str(), &end);
-            if (end == text.c_str() || *end != '\0' || !(seconds >= 0)) return "--stall-limit: not a number of seconds: " + text;
-            options.stall_limit = seconds;
+            if (end == text.c_str() || *end != '\0' || !(seconds >= 0)) {
+                return std::string(arg) + ": not a number of seconds: " + text;
+            }
+            (arg == "--stall-limit" ? options.stall_limit : options.max_compute) = seconds;
         } else if (arg == "--seed") {
             if (auto error = next(arg, text); !error.empty()) return error;
             uint64_t seed = 0;
@@ -136,6 +144,16 @@ std::string json_string(std::string_view text)
     return out + "\"";
 }
 
+// JSON has no infinity (--max-compute inf) nor NaN: null.
+std::string json_number(double value)
+{
+    if (!std::isfinite(value)) return "null";
+    std::ostringstream out;
+    out.precision(9);
+    out << value;
+    return out.str();
+}
+
 struct Report {
     int ranks = 0;
     uint64_t seed = 0;
@@ -143,6 +161,9 @@ struct Report {
     double replay_seconds = 0;
     double traced_seconds = 0;
     double compute_seconds = 0;  // all ranks together
+    double max_compute = 0;
+    uint64_t gaps_cut = 0;        // computation gaps longer than max_compute, all ranks together
+    double longest_gap_cut = 0;
     std::vector<uint64_t> calls;  // per Op
     std::vector<uint64_t> bytes;
     std::vector<uint64_t> not_replayed;
@@ -154,6 +175,8 @@ struct Report {
     std::string io_dir;                  // empty: the trace does no file I/O
     std::vector<uint64_t> bytes_read;    // per rank
     std::vector<uint64_t> bytes_written;
+    uint64_t refused_files = 0;          // opens the sandbox refused, all ranks together
+    std::string first_refusal;
 
     double relative_difference() const
     {
@@ -171,7 +194,9 @@ struct Report {
             << ",\n  \"fallback_messages\": " << fallback_messages << ",\n  \"replay_seconds\": " << replay_seconds
             << ",\n  \"traced_seconds\": " << traced_seconds
             << ",\n  \"relative_difference\": " << relative_difference()
-            << ",\n  \"compute_seconds\": " << compute_seconds << ",\n  \"operations\": {";
+            << ",\n  \"compute_seconds\": " << compute_seconds << ",\n  \"max_compute\": " << json_number(max_compute)
+            << ",\n  \"computation_gaps_cut\": {\"gaps\": " << gaps_cut
+            << ", \"longest\": " << json_number(longest_gap_cut) << "},\n  \"operations\": {";
         const char* separator = "\n    ";
         for (size_t op = 0; op < calls.size(); ++op) {
             if (calls[op] == 0) continue;
@@ -193,7 +218,8 @@ struct Report {
             return text + "]";
         };
         out << ",\n  \"io\": {\"directory\": " << json_string(io_dir) << ", \"bytes_read\": " << list(bytes_read)
-            << ", \"bytes_written\": " << list(bytes_written) << "}\n}\n";
+            << ", \"bytes_written\": " << list(bytes_written) << ", \"refused\": " << refused_files
+            << ", \"first_refusal\": " << json_string(first_refusal) << "}\n}\n";
         return out.str();
     }
 };
@@ -217,9 +243,22 @@ std::string threads_obstacle(const Trace& trace, const std::string& path)
            " threads (MPI_THREAD_MULTIPLE); replay re-enacts one thread per rank and cannot keep their order";
 }
 
+// The text of the lowest rank whose `text` is not empty, on every rank (empty where no rank has one).
+std::string lowest_ranks_text(const std::string& text, int rank, int size)
+{
+    int first = text.empty() ? size : rank;
+    PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (first == size) return {};
+    int length = rank == first ? static_cast<int>(text.size()) : 0;
+    PMPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD);
+    std::string out = rank == first ? text : std::string(static_cast<size_t>(length), ' ');
+    PMPI_Bcast(out.data(), length, MPI_CHAR, first, MPI_COMM_WORLD);
+    return out;
+}
+
 struct Mode {
     replay::ReplayMode mode = replay::ReplayMode::paired;
-    std::string reason;  // why not causal (rank 0 has it)
+    std::string reason;  // why not causal
 };
 
 // Causal replay needs every rank to be able to take part in it: each rank checks its own side, and
@@ -227,15 +266,8 @@ struct Mode {
 Mode choose_mode(const Trace& trace, uint64_t seed, int rank, int size, bool paired)
 {
     if (paired) return {replay::ReplayMode::paired, "--paired"};
-    const std::string obstacle = replay::causal_replay_obstacle(trace, seed, rank);
-    int first = obstacle.empty() ? size : rank;
-    PMPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (first == size) return {replay::ReplayMode::causal, ""};
-    // The reason travels to rank 0, which reports it.
-    int length = rank == first ? static_cast<int>(obstacle.size()) : 0;
-    PMPI_Bcast(&length, 1, MPI_INT, first, MPI_COMM_WORLD);
-    std::string reason = rank == first ? obstacle : std::string(static_cast<size_t>(length), ' ');
-    PMPI_Bcast(reason.data(), length, MPI_CHAR, first, MPI_COMM_WORLD);
+    const std::string reason = lowest_ranks_text(replay::causal_replay_obstacle(trace, seed, rank), rank, size);
+    if (reason.empty()) return {replay::ReplayMode::causal, ""};
     return {replay::ReplayMode::paired, reason};
 }
 
@@ -322,17 +354,25 @@ int run(int argc, char** argv, int rank, int size)
     const uint64_t seed = options.seed.value_or(trace.header.seed);
     const Mode mode = choose_mode(trace, seed, rank, size, options.paired);
 
+    // No gap of a genuine trace is longer than the run it was recorded in: only a damaged or hostile
+    // trace's gaps are cut by default. A rank waiting for one that computes a gap must outlast it.
+    const double traced = std::isfinite(trace.header.traced_seconds) ? trace.header.traced_seconds : 0.0;
+    const double max_compute = options.max_compute.value_or(std::max(60.0, traced));
 #ifdef HTRACE_SIMULATED
     const double stall_limit = 0;  // a simulation finds its own deadlocks
 #else
-    const double stall_limit = options.stall_limit.value_or(std::max(60.0, 10 * trace.header.traced_seconds));
+    const double stall_limit = options.stall_limit.value_or(std::max({60.0, 10 * traced, 2 * max_compute}));
 #endif
     replay::Watchdog watchdog(rank, stall_limit);
     IoSandbox sandbox;
     if (!all_ranks_ok(make_sandbox(trace, options, rank, sandbox), rank, size)) return 1;
+    // Every rank opens the directory rank 0 made; its files are reached from that descriptor.
+    std::optional<replay::Sandbox> io_dir;
+    if (!sandbox.directory.empty()) io_dir.emplace(sandbox.directory);
+    if (!all_ranks_ok(io_dir ? io_dir->error() : "", rank, size)) return 1;
     std::optional<replay::Files> files;
-    if (!sandbox.directory.empty()) files.emplace(sandbox.directory);
-    replay::Executor executor(&watchdog, files ? &*files : nullptr);
+    if (io_dir) files.emplace(*io_dir);
+    replay::Executor executor(&watchdog, files ? &*files : nullptr, max_compute);
     PMPI_Barrier(MPI_COMM_WORLD);
     const double start = MPI_Wtime();
     replay::call_returned();  // the computation before the first call counts from here
@@ -342,7 +382,7 @@ int run(int argc, char** argv, int rank, int size)
     double seconds = MPI_Wtime() - start;
 
     const size_t ops = static_cast<size_t>(Op::first_opaque);
-    std::vector<uint64_t> local(3 * ops + 3, 0);
+    std::vector<uint64_t> local(3 * ops + 5, 0);
     for (size_t op = 0; op < ops; ++op) {
         local[op] = executor.totals()[op].calls;
         local[ops + op] = executor.totals()[op].bytes;
@@ -355,6 +395,8 @@ int run(int argc, char** argv, int rank, int size)
     local[3 * ops] = summary.by_name_only;
     local[3 * ops + 1] = summary.unpaired_receives;
     local[3 * ops + 2] = summary.fallback_messages;
+    local[3 * ops + 3] = executor.compute_bound().gaps_cut();
+    local[3 * ops + 4] = files ? files->refused() : 0;
     std::vector<uint64_t> total(local.size(), 0);
     PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
     double slowest = 0;
@@ -362,6 +404,10 @@ int run(int argc, char** argv, int rank, int size)
     double compute = executor.compute_seconds();
     double compute_total = 0;
     PMPI_Reduce(&compute, &compute_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    double longest_cut = executor.compute_bound().longest_cut();
+    double longest_cut_all = 0;
+    PMPI_Reduce(&longest_cut, &longest_cut_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
     const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
     std::vector<uint64_t> io_all(2 * static_cast<size_t>(size), 0);
     PMPI_Gather(io_local, 2, MPI_UINT64_T, io_all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
@@ -383,6 +429,11 @@ int run(int argc, char** argv, int rank, int size)
         report.by_name_only = total[3 * ops];
         report.unpaired_receives = total[3 * ops + 1];
         report.fallback_messages = total[3 * ops + 2];
+        report.max_compute = max_compute;
+        report.gaps_cut = total[3 * ops + 3];
+        report.longest_gap_cut = longest_cut_all;
+        report.refused_files = total[3 * ops + 4];
+        report.first_refusal = first_refusal;
         report.mode = mode.mode == replay::ReplayMode::causal ? "causal" : "paired";
         report.io_dir = sandbox.directory;
         for (int r = 0; r < size; ++r) {
@@ -413,6 +464,16 @@ int run(int argc, char** argv, int rank, int size)
             std::fprintf(stderr, "h-replay: %llu calls not replayed (no topology, unknown communicator, or file "
                          "I/O in a simulation):%s\n",
                          static_cast<unsigned long long>(skipped), names.c_str());
+        }
+        if (report.gaps_cut > 0) {
+            std::fprintf(stderr, "h-replay: %llu computation gaps longer than --max-compute %g s were cut to it "
+                         "(longest %g s)\n", static_cast<unsigned long long>(report.gaps_cut), max_compute,
+                         report.longest_gap_cut);
+        }
+        if (report.refused_files > 0) {
+            std::fprintf(stderr, "h-replay: %llu file opens refused, as something was planted in %s where "
+                         "replay would write (%s)\n", static_cast<unsigned long long>(report.refused_files),
+                         sandbox.directory.c_str(), report.first_refusal.c_str());
         }
         if (!options.report_json.empty()) {
             std::ofstream file(options.report_json);

@@ -1,6 +1,5 @@
 #include "replay/io_executor.hpp"
 
-#include "replay/sandbox.hpp"
 #include "trace/event.hpp"
 
 #include <fcntl.h>
@@ -9,6 +8,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -47,16 +47,6 @@ int posix_whence(int64_t whence)
     return SEEK_SET;
 }
 
-// Replay creates, whatever the file's past (exclusive creation is dropped, as for MPI-IO).
-int posix_flags(int64_t amode)
-{
-    int flags = (amode & kFileModeReadWrite) ? O_RDWR : (amode & kFileModeWriteOnly) ? O_WRONLY : O_RDONLY;
-    if (amode & kFileModeCreate) flags |= O_CREAT;
-    if (amode & kFileModeTruncate) flags |= O_TRUNC;
-    if (amode & kFileModeAppend) flags |= O_APPEND;
-    return flags | O_NOFOLLOW;
-}
-
 const char* stream_mode(int64_t amode)
 {
     const bool both = (amode & kFileModeReadWrite) != 0;
@@ -90,17 +80,60 @@ int as_count(int64_t bytes)
 
 }  // namespace
 
-void Files::extend_to(const std::string& path, int64_t bytes)
+Files::~Files()
 {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW, 0644);
-    if (fd < 0) return;
+    // MPI files left open stay so: closing one is collective, and the other ranks may not.
+    for (auto& [id, file] : files_) close(file);
+}
+
+void Files::close(Open& file)
+{
+    if (file.stream != nullptr) {
+        std::fclose(file.stream);
+    } else if (file.fd >= 0) {
+        ::close(file.fd);
+    }
+    file.stream = nullptr;
+    file.fd = -1;
+}
+
+void Files::extend_to(int fd, int64_t bytes)
+{
     ::flock(fd, LOCK_EX);  // ranks extending at once: the longest wins
     struct stat st;
     if (::fstat(fd, &st) == 0 && st.st_size < bytes) {
-        if (::ftruncate(fd, bytes) != 0) { /* the read then reads less: not an error of replay */ }
+        if (::ftruncate(fd, bytes) != 0) { /* read-only, or full: the read then reads less, as replay's own */ }
     }
     ::flock(fd, LOCK_UN);
-    ::close(fd);
+}
+
+void Files::refuse(const std::string& why)
+{
+    if (refused_++ == 0) first_refusal_ = why;
+}
+
+// Every rank of the communicator must hand MPI_File_open the same file, or none may open it: a rank
+// left out of the collective open would leave the others waiting in it. The ranks' checks agree
+// unless the sandbox changed between them; they compare a hash of their path, an int MPI can reduce.
+void Files::open_mpi(const ScheduledCall& call, MPI_Comm comm)
+{
+    // A file the application only read is made empty: reads extend it as far as they reach.
+    SandboxFile file = sandbox_.open(call.path);
+    const int mine = file.is_open() ? static_cast<int>(std::hash<std::string>{}(file.path()) & 0x3fffffff) : -1;
+    int highest[2] = {mine, -mine};  // the highest and the lowest, negated
+    PMPI_Allreduce(MPI_IN_PLACE, highest, 2, MPI_INT, MPI_MAX, comm);
+    if (!file.is_open()) {
+        refuse(file.refusal());
+        return;
+    }
+    if (highest[0] != -highest[1]) {
+        refuse(call.path + ": not replayed, another rank found another file, or none, in the sandbox");
+        return;
+    }
+    Open open;
+    if (MPI_File_open(comm, file.path().c_str(), mpi_amode(call.amode), MPI_INFO_NULL, &open.fh) != MPI_SUCCESS) return;
+    open.fd = file.release();
+    files_[call.file] = open;
 }
 
 void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Request* request)
@@ -112,18 +145,11 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Re
         return;
     }
     if (op == Op::File_open) {
-        const std::string path = sandboxed_path(sandbox_, call.path);
-        // A file the application only read: an empty one, which reads extend as far as they reach.
-        if (!(call.amode & kFileModeCreate)) extend_to(path, 0);
-        Open file;
-        file.path = path;
-        if (MPI_File_open(comm, path.c_str(), mpi_amode(call.amode), MPI_INFO_NULL, &file.fh) == MPI_SUCCESS) {
-            files_[call.file] = file;
-        }
+        open_mpi(call, comm);
         return;
     }
     if (op == Op::File_delete) {
-        MPI_File_delete(sandboxed_path(sandbox_, call.path).c_str(), MPI_INFO_NULL);
+        MPI_File_delete(sandbox_.path_of(call.path).c_str(), MPI_INFO_NULL);
         return;
     }
     const auto found = files_.find(call.file);
@@ -132,6 +158,7 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Re
     switch (op) {
     case Op::File_close:
         MPI_File_close(&file.fh);
+        close(file);
         files_.erase(found);
         return;
     case Op::File_set_size:
@@ -170,21 +197,32 @@ void Files::issue(const ScheduledCall& call, MPI_Comm comm, char* buffer, MPI_Re
     }
 }
 
+// The sandbox's descriptor is open for reading and writing; what the application could not do on its
+// own (read a file it opened write-only, write one it opened read-only) replay does not do either.
 void Files::open_posix(const ScheduledCall& call)
 {
-    const std::string path = sandboxed_path(sandbox_, call.path);
-    // A file the application only read: an empty one, which reads extend as far as they reach.
-    if (!(call.amode & kFileModeCreate)) extend_to(path, 0);
-    Open file;
-    file.path = path;
-    if (call.op == Op::posix_fopen) {
-        file.stream = std::fopen(path.c_str(), stream_mode(call.amode));
-        if (file.stream == nullptr) return;
-    } else {
-        file.fd = ::open(path.c_str(), posix_flags(call.amode), 0644);
-        if (file.fd < 0) return;
+    // A file the application only read is made empty: reads extend it as far as they reach.
+    SandboxFile file = sandbox_.open(call.path);
+    if (!file.is_open()) {
+        refuse(file.refusal());
+        return;
     }
-    files_[call.file] = file;
+    Open open;
+    open.reads = !(call.amode & kFileModeWriteOnly);
+    open.writes = (call.amode & (kFileModeWriteOnly | kFileModeReadWrite)) != 0;
+    if (open.writes && !file.writable()) return;  // a read-only file of a given --io-dir: as the open would fail
+    if ((call.amode & kFileModeTruncate) && open.writes) {
+        if (::ftruncate(file.fd(), 0) != 0) return;
+    }
+    if (call.amode & kFileModeAppend) ::fcntl(file.fd(), F_SETFL, ::fcntl(file.fd(), F_GETFL) | O_APPEND);
+    if (call.op == Op::posix_fopen) {
+        open.stream = ::fdopen(file.fd(), stream_mode(call.amode));
+        if (open.stream == nullptr) return;
+        file.release();
+    } else {
+        open.fd = file.release();
+    }
+    files_[call.file] = open;
 }
 
 // A stream's reads extend the file from where the stream stands; its buffer may hold an end of
@@ -209,23 +247,26 @@ void Files::posix(const ScheduledCall& call, char* buffer)
     switch (op) {
     case Op::posix_close:
     case Op::posix_fclose:
-        if (file.stream) {
-            std::fclose(file.stream);
-        } else {
-            ::close(file.fd);
-        }
+        close(file);
         files_.erase(found);
         return;
+    default:
+        break;
+    }
+    const bool reading = is_one_of(op, {Op::posix_read, Op::posix_pread, Op::posix_fread});
+    const bool writing = is_one_of(op, {Op::posix_write, Op::posix_pwrite, Op::posix_fwrite});
+    if ((reading && !file.reads) || (writing && !file.writes)) return;  // the application's failed
+    switch (op) {
     case Op::posix_read:
-        extend_to(file.path, ::lseek(fd, 0, SEEK_CUR) + static_cast<int64_t>(recv_bytes));
+        extend_to(fd, ::lseek(fd, 0, SEEK_CUR) + static_cast<int64_t>(recv_bytes));
         read_ += done(::read(fd, buffer, recv_bytes));
         return;
     case Op::posix_pread:
-        extend_to(file.path, offset + static_cast<int64_t>(recv_bytes));
+        extend_to(fd, offset + static_cast<int64_t>(recv_bytes));
         read_ += done(::pread(fd, buffer, recv_bytes, offset));
         return;
     case Op::posix_fread:
-        extend_to(file.path, std::ftell(file.stream) + static_cast<int64_t>(recv_bytes));
+        extend_to(fd, std::ftell(file.stream) + static_cast<int64_t>(recv_bytes));
         std::clearerr(file.stream);
         read_ += std::fread(buffer, 1, recv_bytes, file.stream);
         return;
@@ -266,7 +307,7 @@ void Files::read(const ScheduledCall& call, Open& file, char* buffer, MPI_Reques
     if (position >= 0 && count > 0 && MPI_File_get_byte_offset(file.fh, position + count - 1, &last) == MPI_SUCCESS) {
         end = last + 1;
     }
-    if (end > 0) extend_to(file.path, end);
+    if (end > 0) extend_to(file.fd, end);
     switch (op) {
     case Op::File_read_at: MPI_File_read_at(file.fh, offset, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;
     case Op::File_read_at_all: MPI_File_read_at_all(file.fh, offset, buffer, count, MPI_BYTE, MPI_STATUS_IGNORE); break;

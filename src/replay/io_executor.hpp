@@ -4,6 +4,7 @@
 // the recorded displacement, in the recorded strided blocks where the filetype was not contiguous,
 // so offsets and sizes are the recorded bytes.
 
+#include "replay/sandbox.hpp"
 #include "replay/schedule.hpp"
 
 #include <mpi.h>
@@ -17,8 +18,8 @@ namespace htrace::replay {
 
 class Files {
 public:
-    // `sandbox`: an existing directory.
-    explicit Files(std::string sandbox) : sandbox_(std::move(sandbox)) {}
+    explicit Files(const Sandbox& sandbox) : sandbox_(sandbox) {}
+    ~Files();
     Files(const Files&) = delete;
     Files& operator=(const Files&) = delete;
 
@@ -28,25 +29,35 @@ public:
 
     uint64_t bytes_read() const { return read_; }
     uint64_t bytes_written() const { return written_; }
+    // Opens the sandbox refused (something planted where the file goes), and the first one's reason.
+    uint64_t refused() const { return refused_; }
+    const std::string& first_refusal() const { return first_refusal_; }
 
 private:
     struct Open {
         MPI_File fh = MPI_FILE_NULL;
-        int fd = -1;              // POSIX: open, openat, creat
-        FILE* stream = nullptr;   //   fopen
-        std::string path;
+        // POSIX (open, openat, creat): the file; MPI-IO: the same file, held to extend it for reads.
+        int fd = -1;
+        FILE* stream = nullptr;   // fopen: the file (its descriptor is fileno's)
+        bool reads = true;        // the application opened it for reading, for writing
+        bool writes = true;
     };
     void posix(const ScheduledCall& call, char* buffer);
+    void open_mpi(const ScheduledCall& call, MPI_Comm comm);
     void open_posix(const ScheduledCall& call);
+    void refuse(const std::string& why);
     void read(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request);
     void write(const ScheduledCall& call, Open& file, char* buffer, MPI_Request* request);
+    static void close(Open& file);
     // Reads of a file the application only read need it as long as they reach: replay makes it so.
-    static void extend_to(const std::string& path, int64_t bytes);
+    static void extend_to(int fd, int64_t bytes);
 
-    std::string sandbox_;
+    const Sandbox& sandbox_;
     std::unordered_map<int64_t, Open> files_;
     uint64_t read_ = 0;
     uint64_t written_ = 0;
+    uint64_t refused_ = 0;
+    std::string first_refusal_;
 };
 
 }  // namespace htrace::replay
