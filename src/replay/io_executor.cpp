@@ -127,7 +127,7 @@ void Files::open_mpi(const ScheduledCall& call, MPI_Comm comm)
         return;
     }
     if (highest[0] != -highest[1]) {
-        refuse(call.path + ": not replayed, another rank found another file, or none, in the sandbox");
+        refuse(file.path() + ": not replayed, another rank found another file, or none, in the sandbox");
         return;
     }
     Open open;

@@ -48,6 +48,15 @@ std::vector<std::string> name_parts(const std::string& name)
     return parts;
 }
 
+// A trace's name as a refusal shows it: on one line and of bounded length, whatever the trace holds.
+std::string printable(const std::string& name)
+{
+    constexpr size_t kShown = 200;
+    std::string out;
+    for (const char c : name.substr(0, kShown)) out += static_cast<unsigned char>(c) < 0x20 || c == 0x7f ? '?' : c;
+    return name.size() > kShown ? out + "..." : out;
+}
+
 // The directory a file goes in, open (or -1 where it does not exist and was not to be made), its
 // path from the sandbox's top ("" or "a/b/"), and the file's name in it.
 struct Place {
@@ -184,9 +193,9 @@ SandboxFile Sandbox::open(const std::string& name) const
         std::string why;
         SandboxFile file = open_in(directory_, at, leaf, why);
         if (file.is_open()) return file;
-        reasons += (reasons.empty() ? "" : "; ") + at.relative + leaf + ": " + why;
+        reasons += (reasons.empty() ? "" : "; ") + printable(at.relative + leaf) + ": " + why;
     }
-    return SandboxFile(name + ": not replayed, nothing usable in the sandbox (" + reasons + ")");
+    return SandboxFile(printable(name) + ": not replayed, nothing usable in the sandbox (" + reasons + ")");
 }
 
 std::string Sandbox::path_of(const std::string& name) const

@@ -182,6 +182,21 @@ TEST_CASE("links planted in the sandbox do not lead out of it")
     CHECK(sandbox.path_of("hard.dat") == box.string() + "/hard.dat.replayed");
 }
 
+TEST_CASE("a refusal is one line of bounded length, whatever the name")
+{
+    TempDir outside;
+    TempDir sandbox_dir;
+    // A link at its first directory flattens the name into one too long for the file system.
+    std::string name = "two\nlines";
+    for (int k = 0; k < 30; ++k) name += "/" + std::string(200, 'x');
+    fs::create_directory_symlink(outside.path, sandbox_dir.path / "two\nlines");
+    const SandboxFile file = Sandbox(sandbox_dir.path.string()).open(name);
+    REQUIRE_FALSE(file.is_open());
+    CHECK(file.refusal().find('\n') == std::string::npos);
+    CHECK(file.refusal().size() < 1000);
+    CHECK(fs::is_empty(outside.path));
+}
+
 TEST_CASE("a sandbox directory that is not there is an error")
 {
     TempDir dir;
