@@ -254,7 +254,7 @@ void Files::posix(const ScheduledCall& call, char* buffer)
         break;
     }
     const bool reading = is_one_of(op, {Op::posix_read, Op::posix_pread, Op::posix_fread});
-    const bool writing = is_one_of(op, {Op::posix_write, Op::posix_pwrite, Op::posix_fwrite});
+    const bool writing = is_one_of(op, {Op::posix_write, Op::posix_pwrite, Op::posix_fwrite, Op::posix_ftruncate});
     if ((reading && !file.reads) || (writing && !file.writes)) return;  // the application's failed
     switch (op) {
     case Op::posix_read:
