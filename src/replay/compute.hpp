@@ -3,6 +3,7 @@
 // the replay (busy_compute.cpp on a real machine; the SimGrid build simulates it instead).
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 
@@ -21,6 +22,28 @@ void call_returned();
 // calls. h-replay's own work between the two calls is part of that time: the tracer's work between
 // calls was part of the recorded time too, and interpreting the trace must not add to the replay's.
 void compute_for(double seconds);
+
+// The traced time of a trace's header, as the defaults below take it: one that is not a finite
+// number (a damaged header) counts as none.
+inline double usable_traced_seconds(double traced_seconds)
+{
+    return std::isfinite(traced_seconds) && traced_seconds > 0 ? traced_seconds : 0.0;
+}
+
+// The default --max-compute: no gap of a genuine trace is longer than the run it was recorded in,
+// so only a damaged or hostile trace's gaps are cut; at least a minute.
+inline double default_max_compute(double traced_seconds)
+{
+    return std::max(60.0, usable_traced_seconds(traced_seconds));
+}
+
+// The default --stall-limit: a minute, or ten times the traced time; and at least twice
+// `max_compute`, so that a rank waiting in a call for a peer that computes one (cut) gap is not
+// stopped: computation itself is not watched, it is bounded.
+inline double default_stall_limit(double traced_seconds, double max_compute)
+{
+    return std::max({60.0, 10 * usable_traced_seconds(traced_seconds), 2 * max_compute});
+}
 
 // The longest single computation gap replay spends (h-replay --max-compute): a trace's longer gaps,
 // which a damaged or hostile trace may hold (10^6 s per call), are cut to it and counted, so that

@@ -354,14 +354,12 @@ int run(int argc, char** argv, int rank, int size)
     const uint64_t seed = options.seed.value_or(trace.header.seed);
     const Mode mode = choose_mode(trace, seed, rank, size, options.paired);
 
-    // No gap of a genuine trace is longer than the run it was recorded in: only a damaged or hostile
-    // trace's gaps are cut by default. A rank waiting for one that computes a gap must outlast it.
-    const double traced = std::isfinite(trace.header.traced_seconds) ? trace.header.traced_seconds : 0.0;
-    const double max_compute = options.max_compute.value_or(std::max(60.0, traced));
+    const double max_compute = options.max_compute.value_or(replay::default_max_compute(trace.header.traced_seconds));
 #ifdef HTRACE_SIMULATED
     const double stall_limit = 0;  // a simulation finds its own deadlocks
 #else
-    const double stall_limit = options.stall_limit.value_or(std::max({60.0, 10 * traced, 2 * max_compute}));
+    const double stall_limit =
+        options.stall_limit.value_or(replay::default_stall_limit(trace.header.traced_seconds, max_compute));
 #endif
     replay::Watchdog watchdog(rank, stall_limit);
     IoSandbox sandbox;

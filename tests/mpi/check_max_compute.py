@@ -3,7 +3,8 @@
 MPI calls only). long_compute_trace writes a 2-rank trace whose every call follows 10^6 s of
 computation, and says how many such gaps each rank has; h-replay --max-compute 0.01 must end (within
 the time limit: not a timing assertion, a hang guard), exit 0, say in one line how many gaps it cut
-and the longest, and give the same in --report-json. With --h-replay-smpi and --smpirun, the
+and the longest, and give the same in --report-json; a --max-compute that is not a number of seconds
+is refused in one line. With --h-replay-smpi and --smpirun, the
 simulated replay must apply the same bound: its simulated time stays far below one recorded gap.
 
     check_max_compute.py --trace-builder PATH --h-replay PATH [--mpirun PATH]
@@ -71,6 +72,15 @@ def main():
 
         check_replay("h-replay", mpirun_command(args.mpirun, 2, [os.path.abspath(args.h_replay)]), scratch,
                      gaps_per_rank, gap_seconds, failures)
+        # A bound that is not a number of seconds: one line, a non-zero exit.
+        for value in ("-1", "nan"):
+            status, _, stderr = run_job(mpirun_command(args.mpirun, 2, [os.path.abspath(args.h_replay), "--max-compute",
+                                                                        value, str(scratch / "trace.h")]),
+                                        {}, scratch, TIMEOUT)
+            expected = f"h-replay: --max-compute: not a number of seconds: {value}"
+            if status == 0 or expected not in stderr.splitlines():
+                failures.append(f"--max-compute {value}: expected a non-zero exit and the line {expected!r}, got "
+                                f"status {status}:\n{stderr}")
         if args.h_replay_smpi and args.smpirun:
             data = check_replay("h-replay-smpi", [args.smpirun, "-platform", args.platform, "-np", "2",
                                                   os.path.abspath(args.h_replay_smpi)],
