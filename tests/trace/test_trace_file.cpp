@@ -32,6 +32,9 @@ Trace sample_trace()
     t.header.start_time = 1'790'000'000;
     t.header.traced_seconds = 12.5;
     t.header.file_names = {{17, "ckpt_{rank:04}.dat"}, {123456789, "input/mesh.h5"}};
+    t.header.run_id = 0xfedcba9876543210ull;
+    t.header.host = "node17";
+    t.header.stops = {{2, 40, "got SIGTERM"}, {5, 41, "called MPI_Abort (error code 3)"}};
 
     Event per_rank = test::call('s', 8, 0);
     per_rank.ranks = RankList::from_sorted({0, 1, 2, 3, 4, 5, 6, 7});
@@ -407,4 +410,38 @@ TEST_CASE("a trace file many reading windows long reads back equal from disk, co
               "truncated at byte " + std::to_string(bytes.size() - 10) + " (expected " + std::to_string(bytes.size()) + ")");
     }
     std::filesystem::remove(path);
+}
+
+TEST_CASE("a failed write leaves the file that was there and no temporary file")
+{
+    const std::string dir = "/tmp/htrace-write-" + std::to_string(::getpid());
+    std::filesystem::create_directory(dir);
+    const std::string path = dir + "/trace.h";
+    Trace earlier = sample_trace();
+    earlier.header.stops.clear();
+    REQUIRE(write_trace_file(path, earlier).empty());
+    const auto before = encode_trace(earlier);
+    // The temporary name taken by a directory: the new trace cannot be written there.
+    std::filesystem::create_directory(path + ".tmp." + std::to_string(::getpid()));
+    CHECK_FALSE(write_trace_file(path, sample_trace()).empty());
+    std::ifstream file(path, std::ios::binary);
+    const std::vector<uint8_t> after((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    CHECK(after == before);
+    std::filesystem::remove(path + ".tmp." + std::to_string(::getpid()));
+    CHECK(write_trace_file(path, sample_trace()).empty());
+    CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}) == 1);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the run's id and host, and an incomplete trace's stops, are read back; a complete trace has none")
+{
+    const DecodeResult read = decode_trace(encode_trace(sample_trace()));
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    CHECK(read.trace->header.run_id == 0xfedcba9876543210ull);
+    CHECK(read.trace->header.host == "node17");
+    CHECK(read.trace->header.incomplete());
+    CHECK(read.trace->header.stops == std::vector<RankStop>{{2, 40, "got SIGTERM"}, {5, 41, "called MPI_Abort (error code 3)"}});
+    CHECK_FALSE(TraceHeader{}.incomplete());
+    CHECK(format_run_id(0xfedcba9876543210ull) == "fedcba9876543210");
+    CHECK(format_run_id(1) == "0000000000000001");
 }
