@@ -33,6 +33,9 @@ struct Installed {
 };
 
 // Read by the signal handlers: set before they are installed, left alone while they are.
+// `owner`: the process that started the writer. A child forked without exec inherits the handlers
+// and the pipe but not the thread: there they stand aside.
+pid_t owner = 0;
 int wake_fd = -1;
 int read_fd = -1;
 std::array<Installed, kStopSignals.size() + kFatalSignals.size()> installed;
@@ -107,7 +110,7 @@ void write_text(const char* text, size_t length)
 void on_fatal_signal(int signal)
 {
     const int saved = errno;
-    if (fatal_line_length > 0) {
+    if (fatal_line_length > 0 && getpid() == owner) {
         const char* name = known_signal_name(signal);
         write_text(fatal_line, fatal_line_length);
         write_text(name, std::strlen(name));
@@ -130,7 +133,7 @@ void on_stop_signal(int signal)
     const char byte = static_cast<char>(signal);
     // A full pipe already holds a wake-up; any other failure: no writer to wake, and the signal
     // goes on as if we were not here.
-    if (::write(wake_fd, &byte, 1) != 1 && errno != EAGAIN) {
+    if (getpid() != owner || (::write(wake_fd, &byte, 1) != 1 && errno != EAGAIN)) {
         Installed* entry = entry_of(signal);
         if (entry != nullptr) {
             entry->ours = false;
@@ -214,6 +217,7 @@ void start_early_end(int flush_seconds, EarlyEndHooks hooks, const std::string& 
     fcntl(fds[1], F_SETFL, fcntl(fds[1], F_GETFL) | O_NONBLOCK);
     read_fd = fds[0];
     wake_fd = fds[1];
+    owner = getpid();
     fatal_line_length = std::min(fatal.size(), sizeof fatal_line);
     std::memcpy(fatal_line, fatal.data(), fatal_line_length);
 
@@ -242,7 +246,7 @@ void start_early_end(int flush_seconds, EarlyEndHooks hooks, const std::string& 
 
 void write_part_now(const std::string& reason)
 {
-    if (writer == nullptr) return;
+    if (writer == nullptr || getpid() != owner) return;
     std::unique_lock lock(writer->mutex);
     writer->reason = reason;
     const uint64_t ticket = ++writer->requested;
@@ -253,7 +257,7 @@ void write_part_now(const std::string& reason)
 
 void stop_early_end()
 {
-    if (writer == nullptr) return;
+    if (writer == nullptr || getpid() != owner) return;
     for (auto& entry : installed) put_back(entry.signal);
     const char byte = kQuit;
     // A full pipe (wake-ups nobody read) is drained by the writer before it meets the quit.

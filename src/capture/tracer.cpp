@@ -135,8 +135,6 @@ public:
     // The job ends here without MPI_Finalize (MPI_Abort, exit): this rank writes its part, and says
     // so where `every_rank` (a cause of its own) or where it is rank 0.
     void end_early(const std::string& why, bool every_rank);
-    // Whether the process must exit non-zero although the application did not: the trace was lost.
-    bool trace_lost() const { return trace_lost_; }
 
 private:
     void start(double entered);
@@ -238,8 +236,12 @@ private:
     uint64_t run_id_ = 0;  // rank 0's, the same on every rank
     std::string host_;
     std::string mpi_library_;
-    bool trace_lost_ = false;
 };
+
+// Rank 0 could not write the trace: its process exits non-zero, though the application did not.
+std::atomic<bool> trace_lost{false};
+// The process that called MPI_Init (a child forked without exec inherits the tracer's state, not its job).
+std::atomic<pid_t> tracing_process{0};
 
 Tracer& tracer()
 {
@@ -420,14 +422,14 @@ namespace {
 // written exits with status 1, stdio flushed.
 void at_process_exit()
 {
+    if (tracing_process.load() != getpid()) return;  // never traced here: nothing to say
     try {
-        Tracer& t = tracer();
-        if (t.active()) t.end_early("exited without calling MPI_Finalize", false);
-        if (t.trace_lost()) {
-            std::fflush(nullptr);
-            _exit(1);
-        }
+        if (tracer_active()) tracer().end_early("exited without calling MPI_Finalize", false);
     } catch (...) {
+    }
+    if (trace_lost.load()) {
+        std::fflush(nullptr);
+        _exit(1);
     }
 }
 
@@ -497,6 +499,7 @@ void Tracer::start(double entered)
     io_excluded.push_back(config_.file);
     posix_files_ = PosixFiles(io_excluded);
     started_mpi = true;
+    tracing_process.store(getpid());
     tracing.store(true);
 
     // SIGTERM and SIGINT go to every rank: rank 0 alone says so. A crash is the rank's own.
@@ -562,7 +565,7 @@ void Tracer::write_part(const std::string& reason)
 
 void Tracer::end_early(const std::string& why, bool every_rank)
 {
-    if (!active()) return;
+    if (!active() || getpid() != tracing_process.load()) return;
     write_part_now(why);
     stop_early_end();
     tracing.store(false);  // nothing after this is this run's trace (and exit must not end it again)
@@ -667,7 +670,7 @@ void Tracer::stop(double entered, CallSite site)
                           ? 1
                           : 0;
         }
-        trace_lost_ = written == 0;
+        trace_lost.store(written == 0);
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];
         const uint64_t unseen = totals[totals.size() - 3];

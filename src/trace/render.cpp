@@ -254,8 +254,8 @@ std::string render_text(const Trace& trace)
         << "mpi " << h.mpi_library << "\n"
         << "command " << h.command_line << "\n"
         << "started " << format_start(h.start_time) << "\n"
-        << "traced_seconds " << format_double(h.traced_seconds) << "\n"
-        << "run " << format_run_id(h.run_id) << " host " << h.host << "\n";
+        << "traced_seconds " << format_double(h.traced_seconds) << "\n";
+    if (h.run_id != 0) out << "run " << format_run_id(h.run_id) << " host " << h.host << "\n";  // format 16
     for (const RankStop& stop : h.stops) {
         out << "incomplete: rank " << stop.rank << " stopped after " << stop.calls << " calls: " << stop.reason << "\n";
     }

@@ -260,10 +260,10 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
 TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
 {
     // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
-    // 1 and 2. Formats 11 to 15 differ in nothing else this trace holds (its histogram is not alike
-    // on every rank) but the signature's width and the header's count of topologies (15), so a file
-    // of today's format relabelled 11, with its signature widened to 8 bytes and without that count,
-    // is what a build of format 11 wrote with these values.
+    // 1 and 2. Formats 11 to 16 differ in nothing else this trace holds (its histogram is not alike
+    // on every rank) but the signature's width, the header's count of topologies (15) and its run id,
+    // host and stops (16), so a file of today's format relabelled 11, with its signature widened to 8
+    // bytes and without those header fields, is what a build of format 11 wrote with these values.
     Trace t;
     t.header.ranks = 2;
     Event waitany = test::call('w', 8, 0, Op::Waitany);
@@ -275,13 +275,16 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
                       {Role::completed_set, Value(std::vector<PerRankValue>{{2, RankList(0)}, {6, RankList(1)}})},
                       {Role::completed_set, Value(old_draws)}};
     // The header ends where a trace with nothing in its body ends, but for the body's count of nodes and
-    // of opaque names, and the CRC: its last byte is the count of topologies, none.
+    // of opaque names, and the CRC: its last 11 bytes are the count of topologies, the run id (8 bytes),
+    // the host's length and the count of stops, all 0.
     const size_t header_end = encode_trace(t, false).size() - 4 - 2;
+    constexpr size_t kNewerHeaderBytes = 11;
     t.body = {Node{waitany}};
     std::vector<uint8_t> bytes = encode_trace(t, false);
     REQUIRE(bytes[16] == kTraceFormatVersion);
-    REQUIRE(bytes[header_end - 1] == 0);
-    bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(header_end - 1));
+    const auto newer = bytes.begin() + static_cast<std::ptrdiff_t>(header_end - kNewerHeaderBytes);
+    REQUIRE(std::all_of(newer, newer + kNewerHeaderBytes, [](uint8_t b) { return b == 0; }));
+    bytes.erase(newer, newer + kNewerHeaderBytes);
     bytes[16] = 11;
     // The signature 'w', new (index 0), in 4 bytes: 0, 'w', 0, 0, 0.
     const std::vector<uint8_t> narrow{0, 'w', 0, 0, 0};
