@@ -13,7 +13,10 @@ and the program's own call log:
                 reads, holding the aborting rank, whose calls are those the program logged.
   sigterm       the test sends SIGTERM to every rank while they wait outside MPI: rank 0 says no trace
                 was written, every rank leaves a partial file, and their merge holds every rank's
-                logged calls.
+                logged calls. The program's own SIGTERM handler (installed before MPI_Init) must
+                still run, after the tracer's part: the test then SIGKILLs the ranks (a rank that
+                died of the SIGTERM would have the launcher kill the others, MPICH's before they
+                are through).
   flush         HTRACE_FLUSH_SECONDS=1, ranks SIGKILLed (nothing can run at a SIGKILL) once their
                 periodic partial files hold everything they logged: the parts merge into the calls
                 the program logged.
@@ -111,12 +114,13 @@ def merge_and_check(args, trace, logs, ranks, needed_ranks):
     return merged
 
 
-def start_waiting_job(args, scratch, extra_env):
+def start_waiting_job(args, scratch, extra_env, own_handler=False):
     logs = scratch / "logs"
     logs.mkdir()
     trace = scratch / "trace.h"
     env = environment(dict(extra_env, HTRACE_FILE=str(trace), **log_variables(logs)))
-    command = mpirun_command(args.mpirun, args.np, [args.h_trace, args.program, "wait", LAPS])
+    command = mpirun_command(args.mpirun, args.np,
+                             [args.h_trace, args.program, "wait", LAPS] + (["1"] if own_handler else []))
     print("$", " ".join(command), flush=True)
     job = subprocess.Popen(command, env=env, cwd=scratch, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                            start_new_session=True)
@@ -199,12 +203,17 @@ def case_abort(args, scratch):
 
 
 def case_sigterm(args, scratch):
-    job, logs, trace = start_waiting_job(args, scratch, {})
-    for pid in rank_pids(logs, args.np):
-        os.kill(pid, signal.SIGTERM)
-    status, stderr = finish_job(job)
-    if status == 0:
-        raise Failed("the job exited 0")
+    job, logs, trace = start_waiting_job(args, scratch, {}, own_handler=True)
+    pids = rank_pids(logs, args.np)
+    try:
+        for pid in pids:
+            os.kill(pid, signal.SIGTERM)
+        wait_for(lambda: all((logs / f"terminated.{r}").exists() for r in range(args.np)),
+                 "the program's own SIGTERM handler on every rank")
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        _, stderr = finish_job(job)
     said = [line for line in tracer_lines(stderr) if line.startswith("h-trace: no trace written: rank 0 got SIGTERM")]
     if len(said) != 1:
         raise Failed(f"expected one line from rank 0 about SIGTERM, got {tracer_lines(stderr)}")

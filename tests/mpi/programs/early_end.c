@@ -6,13 +6,15 @@
  *           write then fails as on a full disk.
  *   abort   the last rank calls MPI_Abort(MPI_COMM_WORLD, 3); the others wait, outside MPI.
  *   wait    every rank writes $CALL_LOG_DIR/ready.<rank> holding its process id, then waits outside
- *           MPI until it is killed.
+ *           MPI until it is killed. With LIMIT 1 the program has its own SIGTERM handler, installed
+ *           before MPI_Init, which writes $CALL_LOG_DIR/terminated.<rank> and lets the program wait on.
  *
  * Every call is logged (call_log.h) and the log flushed before the program waits or aborts, so the
  * log holds exactly the calls made before the end.
  *
  * Usage: early_end MODE LAPS [LIMIT] */
 #include <mpi.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,22 @@
 #include <unistd.h>
 
 #include "logged_start.h"
+
+static char terminated_path[4096];
+
+/* Async-signal-safe: open, write and close. */
+static void on_sigterm(int signal)
+{
+    (void)signal;
+    if (terminated_path[0] == '\0')
+        return;
+    const int fd = open(terminated_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+        if (write(fd, "SIGTERM\n", 8) != 8) {
+        }
+        close(fd);
+    }
+}
 
 static void wait_outside_mpi(void)
 {
@@ -49,11 +67,20 @@ static void say_ready(int rank)
 
 int main(int argc, char **argv)
 {
-    int rank, size;
-    logged_start(&argc, &argv, &rank, &size);
     const char *mode = argc > 1 ? argv[1] : "finish";
     const int laps = argc > 2 ? atoi(argv[2]) : 5;
     const long long limit = argc > 3 ? atoll(argv[3]) : 0;
+    if (strcmp(mode, "wait") == 0 && limit == 1) {
+        struct sigaction own;
+        memset(&own, 0, sizeof own);
+        own.sa_handler = on_sigterm;
+        sigemptyset(&own.sa_mask);
+        sigaction(SIGTERM, &own, NULL);
+    }
+    int rank, size;
+    logged_start(&argc, &argv, &rank, &size);
+    if (getenv("CALL_LOG_DIR") != NULL)
+        snprintf(terminated_path, sizeof terminated_path, "%s/terminated.%d", getenv("CALL_LOG_DIR"), rank);
 
     if (strcmp(mode, "finish") == 0 && limit > 0 && rank == 0) {
         signal(SIGXFSZ, SIG_IGN);
