@@ -106,6 +106,19 @@ void write_text(const char* text, size_t length)
     }
 }
 
+// From a handler (async-signal-safe): the previous handler, or the default action, takes the signal,
+// raised again (pending until the handler returns, or at once where a fault repeats). Once: our
+// handler is gone for this signal.
+void pass_on(int signal)
+{
+    Installed* entry = entry_of(signal);
+    if (entry != nullptr) {
+        entry->ours = false;
+        sigaction(signal, &entry->previous, nullptr);
+    }
+    raise(signal);
+}
+
 // Async-signal-safe throughout.
 void on_fatal_signal(int signal)
 {
@@ -116,14 +129,7 @@ void on_fatal_signal(int signal)
         write_text(name, std::strlen(name));
         write_text(" before MPI_Finalize\n", 21);
     }
-    // Once: the previous handler, or the default action, takes the signal raised again (pending
-    // until this handler returns, or at once where the fault repeats).
-    Installed* entry = entry_of(signal);
-    if (entry != nullptr) {
-        entry->ours = false;
-        sigaction(signal, &entry->previous, nullptr);
-    }
-    raise(signal);
+    pass_on(signal);
     errno = saved;
 }
 
@@ -133,14 +139,7 @@ void on_stop_signal(int signal)
     const char byte = static_cast<char>(signal);
     // A full pipe already holds a wake-up; any other failure: no writer to wake, and the signal
     // goes on as if we were not here.
-    if (getpid() != owner || (::write(wake_fd, &byte, 1) != 1 && errno != EAGAIN)) {
-        Installed* entry = entry_of(signal);
-        if (entry != nullptr) {
-            entry->ours = false;
-            sigaction(signal, &entry->previous, nullptr);
-        }
-        raise(signal);
-    }
+    if (getpid() != owner || (::write(wake_fd, &byte, 1) != 1 && errno != EAGAIN)) pass_on(signal);
     errno = saved;
 }
 
