@@ -570,8 +570,10 @@ void Tracer::end_early(const std::string& why, bool every_rank)
     stop_early_end();
     tracing.store(false);  // nothing after this is this run's trace (and exit must not end it again)
     if (!every_rank && world_rank_ != 0) return;
-    std::fprintf(stderr, "h-trace: no trace written: rank %d %s; its calls so far are in %s%s\n", world_rank_, why.c_str(),
-                 part_path().c_str(), existing_trace_note().c_str());
+    const std::string where = every_rank ? "its calls so far are in " + part_path()
+                                         : "each rank's calls so far are in " + config_.file + ".part.RANK (h-merge them)";
+    std::fprintf(stderr, "h-trace: no trace written: rank %d %s; %s%s\n", world_rank_, why.c_str(), where.c_str(),
+                 existing_trace_note().c_str());
     std::fflush(stderr);
 }
 

@@ -11,6 +11,10 @@ and the program's own call log:
   abort         the last rank calls MPI_Abort: it says no trace was written, its partial file exists,
                 and h-merge of the partial files found makes a trace marked incomplete that h-dump
                 reads, holding the aborting rank, whose calls are those the program logged.
+  crash         the last rank gets SIGSEGV: it says, in one line, that no trace was written, and the
+                job exits non-zero.
+  exit          every rank calls exit without MPI_Finalize: rank 0 says so, in one line, and every
+                rank's partial file merges into the calls the program logged.
   sigterm       the test sends SIGTERM to every rank while they wait outside MPI: rank 0 says no trace
                 was written, every rank leaves a partial file, and their merge holds every rank's
                 logged calls. The program's own SIGTERM handler (installed before MPI_Init) must
@@ -38,7 +42,7 @@ import tempfile
 import time
 
 from check_calls import CannotCompare, compare, read_program_logs, read_trace_tallies, run_h_dump
-from mpi_launch import TRACER_VARIABLES, mpirun_command
+from mpi_launch import TRACER_VARIABLES, is_open_mpi, mpirun_command
 
 TIMEOUT = 120
 LAPS = "5"
@@ -202,6 +206,35 @@ def case_abort(args, scratch):
     merge_and_check(args, trace, logs, args.np, [aborting])
 
 
+def case_crash(args, scratch):
+    trace = scratch / "trace.h"
+    done = run(mpirun_command(args.mpirun, args.np, [args.h_trace, args.program, "crash", LAPS]),
+               environment({"HTRACE_FILE": str(trace)}), scratch)
+    crashing = args.np - 1
+    if done.returncode == 0:
+        raise Failed("the job exited 0")
+    # (Other ranks may say they got the SIGTERM the launcher ends the job with.)
+    said = [line for line in tracer_lines(done.stderr) if f"rank {crashing} got SIGSEGV" in line]
+    if said != [f"h-trace: no trace written: rank {crashing} got SIGSEGV before MPI_Finalize"]:
+        raise Failed(f"expected one line from rank {crashing} about SIGSEGV, got {tracer_lines(done.stderr)}")
+
+
+def case_exit(args, scratch):
+    logs = scratch / "logs"
+    logs.mkdir()
+    trace = scratch / "trace.h"
+    command = mpirun_command(args.mpirun, args.np, [args.h_trace, args.program, "exit", LAPS])
+    if not is_open_mpi(args.mpirun):
+        # MPICH's launcher SIGKILLs every rank as soon as one exits without MPI_Finalize, while the
+        # others are still writing their parts; a batch system lets each process end by itself.
+        command.insert(1, "-disable-auto-cleanup")
+    done = run(command, environment(dict(log_variables(logs), HTRACE_FILE=str(trace))), scratch)
+    said = [line for line in tracer_lines(done.stderr) if "no trace written" in line]
+    if len(said) != 1 or not said[0].startswith("h-trace: no trace written: rank 0 exited without calling MPI_Finalize"):
+        raise Failed(f"expected one line from rank 0 about the exit, got {tracer_lines(done.stderr)}")
+    merge_and_check(args, trace, logs, args.np, range(args.np))
+
+
 def case_sigterm(args, scratch):
     job, logs, trace = start_waiting_job(args, scratch, {}, own_handler=True)
     pids = rank_pids(logs, args.np)
@@ -265,6 +298,7 @@ def case_replay(args, scratch):
 
 
 CASES = {"unwritable": case_unwritable, "write-fails": case_write_fails, "abort": case_abort,
+         "crash": case_crash, "exit": case_exit,
          "sigterm": case_sigterm, "flush": case_flush, "replay": case_replay}
 
 

@@ -5,6 +5,8 @@
  *           LIMIT bytes (RLIMIT_FSIZE, SIGXFSZ ignored), after MPI_Init made MPI's own: the trace's
  *           write then fails as on a full disk.
  *   abort   the last rank calls MPI_Abort(MPI_COMM_WORLD, 3); the others wait, outside MPI.
+ *   crash   the last rank writes through a null pointer (SIGSEGV); the others wait, outside MPI.
+ *   exit    every rank calls exit(0) without MPI_Finalize.
  *   wait    every rank writes $CALL_LOG_DIR/ready.<rank> holding its process id, then waits outside
  *           MPI until it is killed. With LIMIT 1 the program has its own SIGTERM handler, installed
  *           before MPI_Init, which writes $CALL_LOG_DIR/terminated.<rank> and lets the program wait on.
@@ -116,6 +118,15 @@ int main(int argc, char **argv)
             MPI_Abort(MPI_COMM_WORLD, 3);
         wait_outside_mpi();
     }
+    if (strcmp(mode, "crash") == 0) {
+        if (rank == size - 1) {
+            volatile int *volatile nowhere = NULL; /* volatile: the store stays, to an unknown address */
+            *nowhere = 1;
+        }
+        wait_outside_mpi();
+    }
+    if (strcmp(mode, "exit") == 0)
+        exit(0);
     if (strcmp(mode, "wait") == 0) {
         say_ready(rank);
         wait_outside_mpi();
