@@ -91,7 +91,8 @@ def rank_pids(logs, ranks):
 
 
 def parts_of(trace):
-    return sorted(trace.parent.glob(trace.name + ".part.*"))
+    """The partial files beside `trace`, not the temporary file of a rank killed while it wrote one."""
+    return sorted(p for p in trace.parent.glob(trace.name + ".part.*") if p.name.rsplit(".", 1)[1].isdigit())
 
 
 def merge_and_check(args, trace, logs, ranks, needed_ranks):
