@@ -1,5 +1,6 @@
 #include "capture/config.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -54,6 +55,13 @@ ConfigResult read_config(const char* (*lookup)(const char*))
         }
         result.config.histogram.rebalance_interval = static_cast<uint32_t>(value);
     }
+    if (const char* p = lookup("HTRACE_FLUSH_SECONDS")) {
+        if (!parse_bounded(p, 0, 1L << 20, value)) {
+            result.error = std::string("HTRACE_FLUSH_SECONDS='") + p + "' is not an integer from 0 to 1048576";
+            return result;
+        }
+        result.config.flush_seconds = static_cast<int>(value);
+    }
     if (const char* p = lookup("HTRACE_IO_EXCLUDE")) {
         std::string_view rest = p;
         while (!rest.empty()) {
@@ -67,15 +75,24 @@ ConfigResult read_config(const char* (*lookup)(const char*))
 
 std::string check_output_path(const std::string& file)
 {
+    const std::string named = "HTRACE_FILE=" + file;
     struct stat st {};
-    if (stat(file.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return "HTRACE_FILE=" + file + " is a directory";
+    if (stat(file.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return named + " is a directory";
+        // A device or pipe (/dev/full, /dev/null) cannot take a trace written aside and renamed over it.
+        if (!S_ISREG(st.st_mode)) return named + " is not a regular file";
+    }
     const auto slash = file.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : file.substr(0, slash));
-    if (stat(dir.c_str(), &st) != 0) return "HTRACE_FILE=" + file + ": directory " + dir + ": " + std::strerror(errno);
-    if (!S_ISDIR(st.st_mode)) return "HTRACE_FILE=" + file + ": " + dir + " is not a directory";
-    if (access(dir.c_str(), W_OK) != 0) {
-        return "HTRACE_FILE=" + file + ": directory " + dir + " is not writable (" + std::strerror(errno) + ")";
-    }
+    if (stat(dir.c_str(), &st) != 0) return named + ": directory " + dir + ": " + std::strerror(errno);
+    if (!S_ISDIR(st.st_mode)) return named + ": " + dir + " is not a directory";
+    // What the trace's write will do: make a file beside it (access() says yes to root everywhere,
+    // and knows nothing of read-only mounts).
+    const std::string probe = file + ".probe." + std::to_string(getpid());
+    const int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) return named + ": cannot create a file in " + dir + " (" + std::strerror(errno) + ")";
+    close(fd);
+    unlink(probe.c_str());
     return {};
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // The tracer's environment: MERGE_PRECISION, HTRACE_FILE, HTRACE_BINS, HTRACE_REBALANCE,
-// HTRACE_IO_EXCLUDE.
+// HTRACE_FLUSH_SECONDS, HTRACE_IO_EXCLUDE.
 
 #include "histogram/histogram.hpp"
 
@@ -13,6 +13,7 @@ struct Config {
     int precision = 100;
     std::string file = "trace.h";
     HistogramConfig histogram;
+    int flush_seconds = 0;  // every so many seconds each rank writes its partial file (0: never)
     std::vector<std::string> io_excluded;  // paths whose POSIX I/O is not recorded (colon-separated)
 };
 
@@ -24,7 +25,8 @@ struct ConfigResult {
 // Reads the environment through `getenv`-like `lookup` (so tests can give their own).
 ConfigResult read_config(const char* (*lookup)(const char*));
 
-// Whether the trace file could be created where HTRACE_FILE says; the error names the problem.
+// Whether the trace file could be written where HTRACE_FILE says: a regular file (or none yet) in a
+// directory where a file can be made (tried); the error names the problem.
 std::string check_output_path(const std::string& file);
 
 }  // namespace htrace::capture

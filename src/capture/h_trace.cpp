@@ -17,6 +17,8 @@ constexpr const char* kUsage =
     "  MERGE_PRECISION  0..100, how much may be merged (default 100: lossless)\n"
     "  HTRACE_FILE      the trace file (default trace.h)\n"
     "  HTRACE_BINS      histogram bins; HTRACE_REBALANCE  values between bin rebalances\n"
+    "  HTRACE_FLUSH_SECONDS  every N seconds each rank also writes its calls so far to HTRACE_FILE.part.RANK\n"
+    "                   (it does on SIGTERM, SIGINT, MPI_Abort and exit anyway; h-merge joins the parts)\n"
     "  HTRACE_IO_EXCLUDE  colon-separated paths whose POSIX I/O is not recorded (besides /proc, /sys,\n"
     "                   /dev and the trace file)\n"
     "  HTRACE_LIBRARY   the tracer library to preload (default: the one installed with h-trace)\n";

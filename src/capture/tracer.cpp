@@ -3,6 +3,7 @@
 #include "capture/clock.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
+#include "capture/early_end.hpp"
 #include "capture/file_name_agreement.hpp"
 #include "capture/file_view.hpp"
 #include "capture/fortran.hpp"
@@ -14,6 +15,9 @@
 #include "trace/file_names.hpp"
 #include "trace/trace_file.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -23,6 +27,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <random>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -52,12 +57,6 @@ thread_local bool started_mpi = false;
 // Under MPI_THREAD_MULTIPLE, which of the rank's threads calls: 1, 2 ... in the order they first called
 // MPI (0: not known yet; the thread that started MPI has none).
 thread_local int64_t thread_number = 0;
-
-// Ranks whose computation before an event differs by less than this share of the traced time, over
-// the run, or by less than a millisecond, share its time statistics: so small a difference moves a
-// replay by less, and a millisecond is below what a replay's timing can show.
-constexpr double kSignificantComputeShare = 0.01;
-constexpr double kSignificantComputeSeconds = 1e-3;
 
 constexpr size_t kOpaqueCount = 0
 #define HTRACE_OPAQUE(name) +1
@@ -133,11 +132,19 @@ class Tracer {
 public:
     bool active() const { return tracing.load(std::memory_order_relaxed); }
     void record(Op op, const CallArgs& args, int rc, double entered, CallSite site);
+    // The job ends here without MPI_Finalize (MPI_Abort, exit): this rank writes its part, and says
+    // so where `every_rank` (a cause of its own) or where it is rank 0.
+    void end_early(const std::string& why, bool every_rank);
 
 private:
     void start(double entered);
     void stop(double entered, CallSite site);
     void fail_at_start(const std::string& message, bool print);
+    double seconds_per_tick() const;
+    std::string part_path() const { return config_.file + ".part." + std::to_string(world_rank_); }
+    void write_part(const std::string& reason);
+    // What becomes of the trace file the user finds, said after "no trace written".
+    std::string existing_trace_note() const;
     void describe(RecordedCall& call, const CallArgs& args, int rc);
     void add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present);
     void add_completion(RecordedCall& call, const CallArgs& args);
@@ -152,7 +159,7 @@ private:
     void add_request_free(RecordedCall& call, const CallArgs& args);
     void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
     void add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc);
-    void write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
+    bool write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
                      std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds);
 
     std::mutex mutex_;
@@ -226,7 +233,15 @@ private:
     int64_t threads_seen_ = 0;  // threads other than the one that started MPI that called it
     void mark_thread(RecordedCall& call);
     int64_t start_time_ = 0;
+    uint64_t run_id_ = 0;  // rank 0's, the same on every rank
+    std::string host_;
+    std::string mpi_library_;
 };
+
+// Rank 0 could not write the trace: its process exits non-zero, though the application did not.
+std::atomic<bool> trace_lost{false};
+// The process that called MPI_Init (a child forked without exec inherits the tracer's state, not its job).
+std::atomic<pid_t> tracing_process{0};
 
 Tracer& tracer()
 {
@@ -391,6 +406,37 @@ std::vector<MPI_Request> shared_request_handles(MPI_Comm comm)
 
 
 
+void before_abort(int errorcode) noexcept
+{
+    try {
+        tracer().end_early("called MPI_Abort (error code " + std::to_string(errorcode) + ")", true);
+    } catch (...) {
+        // The job is ending anyway: MPI_Abort goes ahead.
+    }
+}
+
+namespace {
+
+// At exit (registered before the application's own handlers, so it runs after them): a rank that
+// never called MPI_Finalize writes its part, and rank 0 says so; a process whose trace could not be
+// written exits with status 1, stdio flushed.
+void at_process_exit()
+{
+    if (tracing_process.load() != getpid()) return;  // never traced here: nothing to say
+    try {
+        if (tracer_active()) tracer().end_early("exited without calling MPI_Finalize", false);
+    } catch (...) {
+    }
+    if (trace_lost.load()) {
+        std::fflush(nullptr);
+        _exit(1);
+    }
+}
+
+__attribute__((constructor)) void register_exit_handler() { std::atexit(at_process_exit); }
+
+}  // namespace
+
 void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept
 {
     try {
@@ -422,14 +468,22 @@ void Tracer::start(double entered)
     if (!config.error.empty()) fail_at_start(config.error, world_rank_ == 0);
     config_ = config.config;
     folder_ = LoopFolder(MergeRule{config_.precision, config_.histogram}, world_rank_);
-    int path_ok = 1;
+    // Rank 0 says whether the trace can be written, and draws the run's id.
+    uint64_t verdict[2] = {1, 0};  // path fine, run id
     std::string path_error;
     if (world_rank_ == 0) {
         path_error = check_output_path(config_.file);
-        path_ok = path_error.empty() ? 1 : 0;
+        verdict[0] = path_error.empty() ? 1 : 0;
+        std::random_device entropy;
+        verdict[1] = (uint64_t(entropy()) << 32 | entropy()) ^ static_cast<uint64_t>(getpid());
     }
-    PMPI_Bcast(&path_ok, 1, MPI_INT, 0, own_comm_);
-    if (!path_ok) fail_at_start(path_error, world_rank_ == 0);
+    PMPI_Bcast(verdict, 2, MPI_UINT64_T, 0, own_comm_);
+    if (verdict[0] == 0) fail_at_start(path_error, world_rank_ == 0);
+    run_id_ = verdict[1];
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    host_ = host;
+    mpi_library_ = library_version();
 
     comms_.start();
     pending_requests_.set_shared_handles(shared_request_handles(own_comm_));
@@ -445,7 +499,82 @@ void Tracer::start(double entered)
     io_excluded.push_back(config_.file);
     posix_files_ = PosixFiles(io_excluded);
     started_mpi = true;
+    tracing_process.store(getpid());
     tracing.store(true);
+
+    // SIGTERM and SIGINT go to every rank: rank 0 alone says so. A crash is the rank's own.
+    EarlyEndHooks hooks;
+    hooks.write_part = [this](const std::string& reason) { write_part(reason); };
+    hooks.signalled = [this](int signal) {
+        if (world_rank_ != 0) return;
+        std::fprintf(stderr, "h-trace: no trace written: rank 0 got %s before MPI_Finalize; each rank wrote its calls "
+                     "so far to %s.part.RANK (h-merge them)%s\n",
+                     signal_name(signal).c_str(), config_.file.c_str(), existing_trace_note().c_str());
+        std::fflush(stderr);
+    };
+    start_early_end(config_.flush_seconds, std::move(hooks),
+                    "h-trace: no trace written: rank " + std::to_string(world_rank_) + " got ");
+}
+
+double Tracer::seconds_per_tick() const
+{
+    return (steady_seconds() - calibration_seconds_) / std::max(1.0, now_ticks() - calibration_ticks_);
+}
+
+std::string Tracer::existing_trace_note() const
+{
+    struct stat st {};
+    if (stat(config_.file.c_str(), &st) != 0) return "";
+    return "; the " + config_.file + " there is an earlier run's (this run's id is " + format_run_id(run_id_) + ")";
+}
+
+// On the partial writer's thread: this rank's calls so far, as a trace of its own whose header says
+// where it stopped; h-merge joins the ranks' parts.
+void Tracer::write_part(const std::string& reason)
+{
+    Trace part;
+    double traced_ticks = 0;
+    {
+        std::lock_guard lock(mutex_);
+        if (!active()) return;
+        part.body = folder_.snapshot();
+        // A rank's own patterns stand only where others confirm them: alone, its names are literal.
+        const FileNameDecision alone;
+        FileNameCensus census;
+        for (const auto& [key, stored] : file_names_) census.add(stored, world_rank_);
+        rename_file_names(part.body, renamed_file_name_keys(file_names_, world_rank_, alone));
+        part.header.file_names = census.decided_names(alone);
+        part.header.topologies = topologies_;
+        part.header.stops.push_back({world_rank_, calls_, reason});
+        traced_ticks = now_ticks() - started_;
+    }
+    const double per_tick = seconds_per_tick();
+    finish_events(part.body, RankList(world_rank_), per_tick);
+    part.header.ranks = world_size_;
+    part.header.precision = config_.precision;
+    part.header.histogram = config_.histogram;
+    part.header.mpi_library = mpi_library_;
+    part.header.command_line = command_line();
+    part.header.start_time = start_time_;
+    part.header.traced_seconds = traced_ticks * per_tick;
+    part.header.run_id = run_id_;
+    part.header.host = host_;
+    const std::string error = write_trace_file(part_path(), part);
+    if (!error.empty()) std::fprintf(stderr, "h-trace: rank %d: cannot write %s: %s\n", world_rank_, part_path().c_str(), error.c_str());
+}
+
+void Tracer::end_early(const std::string& why, bool every_rank)
+{
+    if (!active() || getpid() != tracing_process.load()) return;
+    write_part_now(why);
+    stop_early_end();
+    tracing.store(false);  // nothing after this is this run's trace (and exit must not end it again)
+    if (!every_rank && world_rank_ != 0) return;
+    const std::string where = every_rank ? "its calls so far are in " + part_path()
+                                         : "each rank's calls so far are in " + config_.file + ".part.RANK (h-merge them)";
+    std::fprintf(stderr, "h-trace: no trace written: rank %d %s; %s%s\n", world_rank_, why.c_str(), where.c_str(),
+                 existing_trace_note().c_str());
+    std::fflush(stderr);
 }
 
 void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
@@ -456,15 +585,17 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         start(entered);
     }
     if (op == Op::Finalize) {
+        if (!active()) return;
+        // Before the lock: a partial write in progress needs it to finish.
+        stop_early_end();
         std::lock_guard lock(mutex_);
         if (!active()) return;
         stop(entered, site);
         return;
     }
     if (is_posix_io(op) && !started_mpi) return;
-    // Only an application that asked for MPI_THREAD_MULTIPLE pays for a lock.
-    std::unique_lock lock(mutex_, std::defer_lock);
-    if (threads_) lock.lock();
+    // Held while the call is added: the partial writer copies the rank's state under it.
+    std::lock_guard lock(mutex_);
     if (!active()) return;
     RecordedCall call;
     call.op = op;
@@ -507,12 +638,11 @@ void Tracer::stop(double entered, CallSite site)
     ++calls_;
     tracing.store(false);
 
-    const double seconds_per_tick =
-        (steady_seconds() - calibration_seconds_) / std::max(1.0, now_ticks() - calibration_ticks_);
+    const double per_tick = seconds_per_tick();
     Sequence mine = folder_.finish();
-    finish_events(mine, RankList(world_rank_), seconds_per_tick);
+    finish_events(mine, RankList(world_rank_), per_tick);
 
-    double traced = (entered - started_) * seconds_per_tick;
+    double traced = (entered - started_) * per_tick;
     double slowest = traced;
     PMPI_Allreduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, own_comm_);
     std::vector<uint64_t> counts = opaque_calls_;
@@ -530,15 +660,19 @@ void Tracer::stop(double entered, CallSite site)
 
     const double merge_start = steady_seconds();
     MergeRule rule{config_.precision, config_.histogram};
-    rule.significant_compute_seconds = std::max(kSignificantComputeShare * slowest, kSignificantComputeSeconds);
+    rule.significant_compute_seconds = significant_compute_seconds(slowest);
     ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule);
     const double merge_seconds = steady_seconds() - merge_start;
+    int written = 0;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) {
-            write_trace(std::move(*reduced.merged), std::move(file_names.job_names), std::move(topologies), slowest,
-                        merge_seconds);
+            written = write_trace(std::move(*reduced.merged), std::move(file_names.job_names), std::move(topologies),
+                                  slowest, merge_seconds)
+                          ? 1
+                          : 0;
         }
+        trace_lost.store(written == 0);
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];
         const uint64_t unseen = totals[totals.size() - 3];
@@ -563,10 +697,13 @@ void Tracer::stop(double entered, CallSite site)
                          static_cast<unsigned long long>(unseen));
         }
     }
+    // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place.
+    PMPI_Bcast(&written, 1, MPI_INT, 0, own_comm_);
+    if (written) unlink(part_path().c_str());
     PMPI_Comm_free(&own_comm_);
 }
 
-void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
+bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
                          std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds)
 {
     Trace trace;
@@ -576,24 +713,30 @@ void Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_na
     // One seed for the replay of this trace; replay can override it.
     trace.header.seed = static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) *
                         0x9E3779B97F4A7C15ull;
-    trace.header.mpi_library = library_version();
+    trace.header.mpi_library = mpi_library_;
     trace.header.command_line = command_line();
     trace.header.start_time = start_time_;
     trace.header.traced_seconds = traced_seconds;
     trace.header.file_names = std::move(file_names);
     trace.header.topologies = std::move(topologies);
+    trace.header.run_id = run_id_;
+    trace.header.host = host_;
     trace.body = std::move(merged);
     const double write_start = steady_seconds();
     const std::string error = write_trace_file(config_.file, trace);
     if (!error.empty()) {
-        std::fprintf(stderr, "h-trace: cannot write %s: %s\n", config_.file.c_str(), error.c_str());
-        return;
+        struct stat st {};
+        const bool previous = stat(config_.file.c_str(), &st) == 0;
+        std::fprintf(stderr, "h-trace: no trace written: %s: %s; %s\n", config_.file.c_str(), error.c_str(),
+                     previous ? "the previous one is kept" : "there is none");
+        return false;
     }
     const double write_seconds = steady_seconds() - write_start;
     std::error_code size_error;
     const auto bytes = std::filesystem::file_size(config_.file, size_error);
     std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %ju bytes; merge %.3f s, write %.3f s)\n", config_.file.c_str(),
                  world_size_, static_cast<uintmax_t>(size_error ? 0 : bytes), merge_seconds, write_seconds);
+    return true;
 }
 
 // ---- From a call to an event ----------------------------------------------------------------------

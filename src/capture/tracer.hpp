@@ -18,5 +18,9 @@ inline bool tracer_active() noexcept { return tracing.load(std::memory_order_rel
 // throws.
 void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept;
 
+// Called by the MPI_Abort wrappers before the library's: the job ends here, so this rank writes its
+// partial file and says so. Never throws.
+void before_abort(int errorcode) noexcept;
+
 
 }  // namespace htrace::capture

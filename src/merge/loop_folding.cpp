@@ -303,9 +303,8 @@ bool LoopFolder::fast_append(const RecordedCall& call)
 }
 
 // The calls seen so far of an unfinished iteration become ordinary elements again.
-void LoopFolder::leave_fast_path()
+std::vector<Node> LoopFolder::partial_iteration() const
 {
-    fast_ = false;
     std::vector<Node> partial;
     for (size_t i = 0; i < fast_times_.size(); ++i) {
         if (!fast_calls_.empty()) {
@@ -317,6 +316,13 @@ void LoopFolder::leave_fast_path()
         copy.compute.add(fast_times_[i].seconds);
         partial.push_back(Node{std::move(copy)});
     }
+    return partial;
+}
+
+void LoopFolder::leave_fast_path()
+{
+    fast_ = false;
+    std::vector<Node> partial = partial_iteration();
     cursor_.clear();
     fast_times_.clear();
     fast_calls_.clear();
@@ -401,6 +407,15 @@ Sequence LoopFolder::finish()
     last_with_key_.clear();
     last_with_gram_.clear();
     mismatches_.clear();
+    return fold_phases(std::move(out), rule_, rank_);
+}
+
+Sequence LoopFolder::snapshot() const
+{
+    Sequence out = seq_;
+    if (fast_) {
+        for (Node& node : partial_iteration()) out.push_back(std::move(node));
+    }
     return fold_phases(std::move(out), rule_, rank_);
 }
 

@@ -70,6 +70,9 @@ public:
     // The folded sequence, with its phases folded where the rule allows (phase_folding.hpp); the
     // folder is empty afterwards.
     Sequence finish();
+    // What finish() would give now, the folder left as it is (a rank's partial file while it runs):
+    // the calls of an iteration in progress follow their loop unfolded.
+    Sequence snapshot() const;
 
     size_t top_level_size() const { return seq_.size(); }
 
@@ -109,6 +112,7 @@ private:
     void start_fast_path();
     bool fast_append(const RecordedCall& call);
     void leave_fast_path();
+    std::vector<Node> partial_iteration() const;
 
     Sequence seq_;
     std::vector<Slot> slots_;

@@ -114,4 +114,11 @@ uint64_t body_runs(const Value& iterations, uint64_t runs, bool but_last)
     return static_cast<uint64_t>(std::max<long long>(std::llround(per_run * static_cast<double>(runs)), 1));
 }
 
+double significant_compute_seconds(double traced_seconds)
+{
+    constexpr double kShareOfRun = 0.01;
+    constexpr double kLeast = 1e-3;
+    return std::max(kShareOfRun * traced_seconds, kLeast);
+}
+
 }  // namespace htrace

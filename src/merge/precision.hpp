@@ -22,6 +22,11 @@ struct MergeRule {
     double significant_compute_seconds = std::numeric_limits<double>::infinity();
 };
 
+// The significant_compute_seconds of a job whose slowest rank traced `traced_seconds`: 1% of it, or
+// a millisecond. A smaller difference moves a replay by less, and a millisecond is below what a
+// replay's timing can show. The tracer at MPI_Finalize and h-merge use it alike.
+double significant_compute_seconds(double traced_seconds);
+
 // Whether all values of `a` and `b` together may stand as one (for the role's kind of value).
 bool may_merge(const Value& a, const Value& b, Role role, const MergeRule& rule);
 bool may_merge_iterations(const Value& a, const Value& b, const MergeRule& rule);

@@ -33,7 +33,7 @@ using namespace htrace;
 
 constexpr const char* kUsage =
     "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--max-compute S] [--paired] [--stall-limit S]\n"
-    "                             [--report-json FILE] [--io-dir DIR] [--keep-io] [TRACE]\n"
+    "                             [--report-json FILE] [--io-dir DIR] [--keep-io] [--partial] [TRACE]\n"
     "  TRACE             the trace to replay (default trace.h); N must be its rank count\n"
     "  --seed N          draw histogram values from seed N instead of the one the trace holds\n"
     "  --no-compute      skip the recorded computation between calls: communication only\n"
@@ -49,7 +49,10 @@ constexpr const char* kUsage =
     "  --io-dir DIR      do the trace's file I/O inside DIR (made if missing; default: a new\n"
     "                    h-replay-io.XXXXXX here); no file outside it is read or written, and\n"
     "                    links planted in it are not followed\n"
-    "  --keep-io         keep the files replay wrote (a DIR replay made is removed otherwise)\n";
+    "  --keep-io         keep the files replay wrote (a DIR replay made is removed otherwise)\n"
+    "  --partial         replay an incomplete trace (h-merge's, of a job that ended before MPI_Finalize):\n"
+    "                    ranks it lacks make no calls, and a call whose partner stopped first may wait\n"
+    "                    until the stall limit\n";
 
 struct Options {
     std::string trace = "trace.h";
@@ -61,6 +64,7 @@ struct Options {
     std::string report_json;
     std::string io_dir;
     bool keep_io = false;
+    bool partial = false;
     bool help = false;
 };
 
@@ -102,6 +106,8 @@ std::string parse_options(int argc, char** argv, Options& options)
             if (auto error = next(arg, options.io_dir); !error.empty()) return error;
         } else if (arg == "--keep-io") {
             options.keep_io = true;
+        } else if (arg == "--partial") {
+            options.partial = true;
         } else if (!arg.empty() && arg[0] == '-') {
             return "unknown option " + std::string(arg);
         } else if (trace_given) {
@@ -347,6 +353,9 @@ int run(int argc, char** argv, int rank, int size)
         error = options.trace + ": recorded with " + std::to_string(read.trace->header.ranks) +
                 " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
                 std::to_string(read.trace->header.ranks) + ")";
+    } else if (read.trace->header.incomplete() && !options.partial) {
+        error = options.trace + ": an incomplete trace (" + std::to_string(read.trace->header.stops.size()) + " of " +
+                std::to_string(size) + " ranks, stopped before MPI_Finalize): give --partial to replay what it holds";
     }
     if (read.trace && error.empty()) error = threads_obstacle(*read.trace, options.trace);
     if (!all_ranks_ok(error, rank, size)) return 1;

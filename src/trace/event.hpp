@@ -225,6 +225,14 @@ bool any_event(const Sequence& seq, const Predicate& pred)
     return false;
 }
 
+// Where one rank's calls end in a trace h-merge made from partial files (format 16).
+struct RankStop {
+    Rank rank = 0;
+    uint64_t calls = 0;   // MPI calls the rank had made when it wrote its part
+    std::string reason;   // why it stopped there: "SIGTERM", "MPI_Abort", "still running (flushed every 5 s)"
+    bool operator==(const RankStop&) const = default;
+};
+
 struct TraceHeader {
     int32_t ranks = 0;
     int32_t precision = 100;
@@ -240,8 +248,25 @@ struct TraceHeader {
     std::map<int64_t, std::string> file_names;
     // The topologies of the communicators the job made with one (trace/topology.hpp), by their key.
     std::map<int64_t, std::string> topologies;
+    // Format 16: which run made the trace (a random number rank 0 drew at MPI_Init, and its host), so
+    // that a file an earlier run left is not taken for this one's.
+    uint64_t run_id = 0;
+    std::string host;
+    // Empty for a trace written at MPI_Finalize. A trace merged from partial files (h-merge) is
+    // incomplete: the ranks it holds, each with where it stopped, in rank order; other ranks are absent.
+    std::vector<RankStop> stops;
+    bool incomplete() const { return !stops.empty(); }
     bool operator==(const TraceHeader&) const = default;
 };
+
+// A run id as h-dump and the tracer's messages show it: 16 hex digits.
+inline std::string format_run_id(uint64_t id)
+{
+    static constexpr char kDigits[] = "0123456789abcdef";
+    std::string text(16, '0');
+    for (int i = 15; i >= 0; --i, id >>= 4) text[static_cast<size_t>(i)] = kDigits[id & 15];
+    return text;
+}
 
 struct Trace {
     TraceHeader header;

@@ -255,6 +255,10 @@ std::string render_text(const Trace& trace)
         << "command " << h.command_line << "\n"
         << "started " << format_start(h.start_time) << "\n"
         << "traced_seconds " << format_double(h.traced_seconds) << "\n";
+    if (h.run_id != 0) out << "run " << format_run_id(h.run_id) << " host " << h.host << "\n";  // format 16
+    for (const RankStop& stop : h.stops) {
+        out << "incomplete: rank " << stop.rank << " stopped after " << stop.calls << " calls: " << stop.reason << "\n";
+    }
     for (const auto& [key, name] : h.file_names) out << "file_name " << key << " " << name << "\n";
     for (const auto& [key, text] : h.topologies) out << "topology " << key << " " << text << "\n";
     out << "\n";
@@ -270,7 +274,13 @@ std::string render_json(const Trace& trace)
         << ", \"rebalance\": " << h.histogram.rebalance_interval << ", \"seed\": " << h.seed
         << ", \"mpi\": " << json_string(h.mpi_library) << ", \"command\": " << json_string(h.command_line)
         << ", \"start_time\": " << h.start_time << ", \"traced_seconds\": " << format_double(h.traced_seconds)
-        << ", \"file_names\": {";
+        << ", \"run_id\": " << json_string(format_run_id(h.run_id)) << ", \"host\": " << json_string(h.host)
+        << ", \"incomplete\": " << (h.incomplete() ? "true" : "false") << ", \"stops\": [";
+    for (size_t i = 0; i < h.stops.size(); ++i) {
+        out << (i == 0 ? "" : ", ") << "{\"rank\": " << h.stops[i].rank << ", \"calls\": " << h.stops[i].calls
+            << ", \"reason\": " << json_string(h.stops[i].reason) << "}";
+    }
+    out << "], \"file_names\": {";
     for (auto it = h.file_names.begin(); it != h.file_names.end(); ++it) {
         out << (it == h.file_names.begin() ? "" : ", ") << json_string(std::to_string(it->first)) << ": "
             << json_string(it->second);

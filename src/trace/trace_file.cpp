@@ -2,12 +2,16 @@
 
 #include "trace/completion_set.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <boost/crc.hpp>
 #include <zstd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -558,6 +562,14 @@ void write_header(Encoder& out, const TraceHeader& h)
         out.signed_int(key);
         out.text(text);
     }
+    out.fixed64(h.run_id);
+    out.text(h.host);
+    out.unsigned_int(h.stops.size());
+    for (const RankStop& stop : h.stops) {
+        out.signed_int(stop.rank);
+        out.unsigned_int(stop.calls);
+        out.text(stop.reason);
+    }
 }
 
 // The modelled operation codes of this build: a trace is only understood by a build whose table
@@ -988,6 +1000,17 @@ TraceHeader read_header(Decoder& in, uint64_t version)
         const int64_t key = in.signed_int();
         h.topologies[key] = in.text();
     }
+    if (version < 16) return h;
+    h.run_id = in.fixed64();
+    h.host = in.text();
+    const uint64_t stops = in.unsigned_int();
+    for (uint64_t i = 0; i < stops && in.ok(); ++i) {
+        RankStop stop;
+        stop.rank = static_cast<Rank>(in.signed_int());
+        stop.calls = in.unsigned_int();
+        stop.reason = in.text();
+        h.stops.push_back(std::move(stop));
+    }
     return h;
 }
 
@@ -1304,15 +1327,38 @@ DecodeResult read_trace_file(const std::string& path)
     return decode(input);
 }
 
+namespace {
+
+// All of `bytes` to `fd`, through short writes and interruptions; an error message or empty.
+std::string write_all(int fd, const std::vector<uint8_t>& bytes)
+{
+    size_t done = 0;
+    while (done < bytes.size()) {
+        const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return std::strerror(errno);
+        if (n == 0) return "write error";
+        done += static_cast<size_t>(n);
+    }
+    return {};
+}
+
+}  // namespace
+
+// The trace goes to PATH.tmp.PID first and replaces PATH only once it is all on disk: a failed write
+// (full disk, file size limit) leaves whatever PATH held before, and no half file.
 std::string write_trace_file(const std::string& path, const Trace& trace)
 {
     const std::vector<uint8_t> bytes = encode_trace(trace);
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (!file) return std::strerror(errno);
-    file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    file.close();
-    if (!file) return "write error";
-    return {};
+    const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) return temporary + ": " + std::strerror(errno);
+    std::string error = write_all(fd, bytes);
+    if (error.empty() && ::fsync(fd) != 0) error = std::strerror(errno);
+    if (::close(fd) != 0 && error.empty()) error = std::strerror(errno);
+    if (error.empty() && std::rename(temporary.c_str(), path.c_str()) != 0) error = std::strerror(errno);
+    if (!error.empty()) ::unlink(temporary.c_str());
+    return error;
 }
 
 }  // namespace htrace

@@ -23,8 +23,10 @@ namespace htrace {
 // everything after the version compressed with zstd where that is smaller; 12: a single completed
 // position is a small value of its own (trace/completion_set.hpp), older sets are converted when
 // read; 13: histograms say whether they are alike on every rank (Value); 14: loops whose last
-// iteration leaves out the end of the body (Loop), signatures as 32 bits (6 to 13 still read).
-inline constexpr uint32_t kTraceFormatVersion = 15;
+// iteration leaves out the end of the body (Loop), signatures as 32 bits (6 to 13 still read); 15:
+// communicators' topologies in the header; 16: the run's id and rank 0's host, and for a trace
+// h-merge made from partial files, the ranks it holds and where each stopped (TraceHeader::stops).
+inline constexpr uint32_t kTraceFormatVersion = 16;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).
@@ -50,7 +52,8 @@ SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes);
 
 // Reads and decodes a file; errors name the problem, not the file (the caller adds it).
 DecodeResult read_trace_file(const std::string& path);
-// Returns an error message, empty on success.
+// Writes PATH.tmp.PID, syncs it and renames it to `path`: on failure `path` is as it was and the
+// temporary file is gone. Returns an error message, empty on success.
 std::string write_trace_file(const std::string& path, const Trace& trace);
 
 }  // namespace htrace

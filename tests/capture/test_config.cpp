@@ -1,6 +1,8 @@
 #include "capture/config.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <map>
 #include <string>
@@ -62,6 +64,33 @@ TEST_CASE("an HTRACE_FILE in a directory that cannot be written is refused, nami
     CHECK(check_output_path("/nonexistent-dir/trace.h").find("/nonexistent-dir") != std::string::npos);
     CHECK(check_output_path("/").find("is a directory") != std::string::npos);
     CHECK(check_output_path("/tmp/some-trace.h").empty());
+}
+
+TEST_CASE("an HTRACE_FILE that is a device is refused: a trace is written aside and renamed over it")
+{
+    CHECK(check_output_path("/dev/full").find("not a regular file") != std::string::npos);
+    CHECK(check_output_path("/dev/null").find("not a regular file") != std::string::npos);
+}
+
+TEST_CASE("the destination check leaves nothing behind in the directory")
+{
+    const std::string dir = "/tmp/htrace-config-probe-" + std::to_string(::getpid());
+    REQUIRE(::mkdir(dir.c_str(), 0700) == 0);
+    CHECK(check_output_path(dir + "/trace.h").empty());
+    CHECK(::rmdir(dir.c_str()) == 0);  // fails unless the directory is empty again
+}
+
+TEST_CASE("HTRACE_FLUSH_SECONDS is a whole number of seconds, 0 for never")
+{
+    environment = {{"HTRACE_FLUSH_SECONDS", "30"}};
+    CHECK(read_config(fake_getenv).config.flush_seconds == 30);
+    for (const char* bad : {"-1", "1.5", "x", ""}) {
+        environment = {{"HTRACE_FLUSH_SECONDS", bad}};
+        CAPTURE(bad);
+        CHECK(read_config(fake_getenv).error.find("HTRACE_FLUSH_SECONDS") != std::string::npos);
+    }
+    environment.clear();
+    CHECK(read_config(fake_getenv).config.flush_seconds == 0);
 }
 
 TEST_CASE("HTRACE_IO_EXCLUDE is a colon-separated list of paths, empty entries skipped")

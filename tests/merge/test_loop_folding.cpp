@@ -215,3 +215,20 @@ TEST_CASE("whatever the calls, unfolding the folded trace gives them back in ord
         CHECK(calls_of(seq, 0, 1) == fed);
     }
 }
+
+TEST_CASE("a snapshot at any point holds the calls so far and leaves the folder as it was")
+{
+    // Nested loops, so that snapshots fall inside iterations of loops being repeated (the fast path).
+    std::string pattern = repeat(repeat("ab", 3) + "c", 4) + "d" + repeat("efg", 5) + "h";
+    pattern = repeat(pattern, 3);
+    LoopFolder snapshotted;
+    std::vector<std::string> fed;
+    for (char c : pattern) {
+        snapshotted.append(call(c));
+        fed.push_back(std::string(1, c) + ":8");
+        CAPTURE(fed.size());
+        CHECK(calls_of(test::with_rank(snapshotted.snapshot(), 0), 0, 1) == fed);
+    }
+    // Taking snapshots changed nothing the folder gives at the end.
+    CHECK(test::with_rank(snapshotted.finish(), 0) == fold(pattern));
+}

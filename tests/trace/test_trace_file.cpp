@@ -32,6 +32,9 @@ Trace sample_trace()
     t.header.start_time = 1'790'000'000;
     t.header.traced_seconds = 12.5;
     t.header.file_names = {{17, "ckpt_{rank:04}.dat"}, {123456789, "input/mesh.h5"}};
+    t.header.run_id = 0xfedcba9876543210ull;
+    t.header.host = "node17";
+    t.header.stops = {{2, 40, "got SIGTERM"}, {5, 41, "called MPI_Abort (error code 3)"}};
 
     Event per_rank = test::call('s', 8, 0);
     per_rank.ranks = RankList::from_sorted({0, 1, 2, 3, 4, 5, 6, 7});
@@ -257,10 +260,10 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
 TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
 {
     // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
-    // 1 and 2. Formats 11 to 15 differ in nothing else this trace holds (its histogram is not alike
-    // on every rank) but the signature's width and the header's count of topologies (15), so a file
-    // of today's format relabelled 11, with its signature widened to 8 bytes and without that count,
-    // is what a build of format 11 wrote with these values.
+    // 1 and 2. Formats 11 to 16 differ in nothing else this trace holds (its histogram is not alike
+    // on every rank) but the signature's width, the header's count of topologies (15) and its run id,
+    // host and stops (16), so a file of today's format relabelled 11, with its signature widened to 8
+    // bytes and without those header fields, is what a build of format 11 wrote with these values.
     Trace t;
     t.header.ranks = 2;
     Event waitany = test::call('w', 8, 0, Op::Waitany);
@@ -272,13 +275,16 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
                       {Role::completed_set, Value(std::vector<PerRankValue>{{2, RankList(0)}, {6, RankList(1)}})},
                       {Role::completed_set, Value(old_draws)}};
     // The header ends where a trace with nothing in its body ends, but for the body's count of nodes and
-    // of opaque names, and the CRC: its last byte is the count of topologies, none.
+    // of opaque names, and the CRC: its last 11 bytes are the count of topologies, the run id (8 bytes),
+    // the host's length and the count of stops, all 0.
     const size_t header_end = encode_trace(t, false).size() - 4 - 2;
+    constexpr size_t kNewerHeaderBytes = 11;
     t.body = {Node{waitany}};
     std::vector<uint8_t> bytes = encode_trace(t, false);
     REQUIRE(bytes[16] == kTraceFormatVersion);
-    REQUIRE(bytes[header_end - 1] == 0);
-    bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(header_end - 1));
+    const auto newer = bytes.begin() + static_cast<std::ptrdiff_t>(header_end - kNewerHeaderBytes);
+    REQUIRE(std::all_of(newer, newer + kNewerHeaderBytes, [](uint8_t b) { return b == 0; }));
+    bytes.erase(newer, newer + kNewerHeaderBytes);
     bytes[16] = 11;
     // The signature 'w', new (index 0), in 4 bytes: 0, 'w', 0, 0, 0.
     const std::vector<uint8_t> narrow{0, 'w', 0, 0, 0};
@@ -407,4 +413,38 @@ TEST_CASE("a trace file many reading windows long reads back equal from disk, co
               "truncated at byte " + std::to_string(bytes.size() - 10) + " (expected " + std::to_string(bytes.size()) + ")");
     }
     std::filesystem::remove(path);
+}
+
+TEST_CASE("a failed write leaves the file that was there and no temporary file")
+{
+    const std::string dir = "/tmp/htrace-write-" + std::to_string(::getpid());
+    std::filesystem::create_directory(dir);
+    const std::string path = dir + "/trace.h";
+    Trace earlier = sample_trace();
+    earlier.header.stops.clear();
+    REQUIRE(write_trace_file(path, earlier).empty());
+    const auto before = encode_trace(earlier);
+    // The temporary name taken by a directory: the new trace cannot be written there.
+    std::filesystem::create_directory(path + ".tmp." + std::to_string(::getpid()));
+    CHECK_FALSE(write_trace_file(path, sample_trace()).empty());
+    std::ifstream file(path, std::ios::binary);
+    const std::vector<uint8_t> after((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    CHECK(after == before);
+    std::filesystem::remove(path + ".tmp." + std::to_string(::getpid()));
+    CHECK(write_trace_file(path, sample_trace()).empty());
+    CHECK(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator{}) == 1);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the run's id and host, and an incomplete trace's stops, are read back; a complete trace has none")
+{
+    const DecodeResult read = decode_trace(encode_trace(sample_trace()));
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    CHECK(read.trace->header.run_id == 0xfedcba9876543210ull);
+    CHECK(read.trace->header.host == "node17");
+    CHECK(read.trace->header.incomplete());
+    CHECK(read.trace->header.stops == std::vector<RankStop>{{2, 40, "got SIGTERM"}, {5, 41, "called MPI_Abort (error code 3)"}});
+    CHECK_FALSE(TraceHeader{}.incomplete());
+    CHECK(format_run_id(0xfedcba9876543210ull) == "fedcba9876543210");
+    CHECK(format_run_id(1) == "0000000000000001");
 }
