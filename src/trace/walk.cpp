@@ -226,6 +226,21 @@ void collect_participants(const Sequence& seq, std::vector<Rank>& out)
     }
 }
 
+bool changes_communicators(const Sequence& seq)
+{
+    return std::any_of(seq.begin(), seq.end(), [](const Node& node) {
+        if (node.is_loop()) return changes_communicators(node.loop().body);
+        const auto kind = operation_kind(node.event().op);
+        return kind == OperationKind::comm_create || kind == OperationKind::comm_free;
+    });
+}
+
+uint64_t saturating_product(uint64_t a, uint64_t b)
+{
+    uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+
 bool meets_across_ranks(const Sequence& seq)
 {
     for (const auto& node : seq) {
@@ -256,8 +271,10 @@ bool count_drawn_for_all(const Loop& loop)
     return loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || meets_across_ranks(loop.body));
 }
 
-WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws)
-    : trace_(trace), draws_(draws), communicators_(trace.header.ranks)
+WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws) : WalkCursor(trace, draws, false) {}
+
+WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws, bool fold_exact_loops)
+    : trace_(trace), draws_(draws), fold_exact_loops_(fold_exact_loops), communicators_(trace.header.ranks)
 {
     Frame top;
     top.sequence = &trace.body;
@@ -304,7 +321,7 @@ std::optional<EventInstance> WalkCursor::next()
         if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
         if (kind == OperationKind::comm_free) to_free_ = &event;
         return EventInstance{&event, &participants_, frame.weight,
-                             shared_count_frames_ > 0 ? shared_draw_iteration_ : 0};
+                             shared_count_frames_ > 0 ? shared_draw_iteration_ : 0, frame.repeats};
     }
     return std::nullopt;
 }
@@ -316,8 +333,14 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     frame.sequence = &loop.body;
     frame.loop = &loop;
     frame.weight = outer.weight;
+    frame.repeats = outer.repeats;
     frame.active = outer.active;
-    if (loop.iterations.is_histogram() && draws_ == nullptr) {
+    if (fold_exact_loops_ && draws_ == nullptr && loop.iterations.is_exact() && loop.iterations.exact() > 0 &&
+        !changes_communicators(loop.body)) {
+        frame.folded_count = static_cast<uint64_t>(loop.iterations.exact());
+        frame.repeats = saturating_product(outer.repeats, frame.folded_count);
+        frame.iterations = 1;
+    } else if (loop.iterations.is_histogram() && draws_ == nullptr) {
         frame.weight *= loop.iterations.histogram().mean();
     } else if (loop.iterations.is_exact()) {
         frame.iterations = loop.iterations.exact();
@@ -383,6 +406,11 @@ bool WalkCursor::leave_out_rest(Frame& frame)
             any = any || frame.active[r];
         }
         return !any;
+    }
+    if (frame.folded_count > 0) {  // the rest of the body runs in all iterations but the last
+        // repeats is the outer ones times the count, unless it saturated.
+        if (frame.repeats != UINT64_MAX) frame.repeats = frame.repeats / frame.folded_count * (frame.folded_count - 1);
+        return frame.folded_count == 1;
     }
     if (frame.loop->iterations.is_histogram() && draws_ == nullptr) {
         const Histogram& counts = frame.loop->iterations.histogram();
