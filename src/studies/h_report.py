@@ -98,17 +98,20 @@ def find_h_dump(given):
 def h_dump_json(h_dump, options, trace):
     """What `h-dump OPTIONS --json TRACE` prints, parsed; h-dump's own one-line message if it fails."""
     try:
-        run = subprocess.run([h_dump, *options, "--json", trace], capture_output=True, text=True)
+        run = subprocess.run([h_dump, *options, "--json", trace], capture_output=True)
     except OSError as error:
         raise ReportError(f"h-report: cannot run {h_dump}: {error.strerror}", 2)
     if run.returncode != 0:
-        lines = run.stderr.strip().splitlines() or [f"h-dump exited with status {run.returncode}"]
+        # A trace is input from elsewhere: whatever bytes h-dump passes on from it are shown, not decoded strictly.
+        lines = (run.stderr.decode("utf-8", "replace").strip().splitlines()
+                 or [f"h-dump exited with status {run.returncode}"])
         # h-dump names the trace and the problem ("h-dump: trace.h: truncated at byte 300 ...").
         raise ReportError("h-report: " + lines[0].removeprefix("h-dump: "))
     try:
-        return json.loads(run.stdout)
-    except json.JSONDecodeError as error:
-        raise ReportError(f"h-report: {h_dump} {' '.join(options)} --json {trace}: not JSON ({error})")
+        return json.loads(run.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        reason = "too deeply nested" if isinstance(error, RecursionError) else error
+        raise ReportError(f"h-report: {trace}: {' '.join([h_dump, *options, '--json'])} wrote no valid JSON ({reason})")
 
 
 # ---- numbers and values as text ----
@@ -296,8 +299,16 @@ def histogram_figure(histogram, serial):
 
 # ---- sections ----
 
+def start_text(start_time):
+    """A start time as a UTC date, or the number itself where no date has it (a damaged trace's)."""
+    try:
+        started = datetime.datetime.fromtimestamp(start_time, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError, TypeError):
+        return f"{start_time} s since 1970 (not a date)"
+    return started.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
 def header_section(header, trace_path, body, histograms, totals):
-    started = datetime.datetime.fromtimestamp(header["start_time"], datetime.timezone.utc)
     facts = [
         ("Trace file", f"{trace_path} ({number(os.path.getsize(trace_path))} bytes)"),
         ("Ranks", number(header["ranks"])),
@@ -306,7 +317,7 @@ def header_section(header, trace_path, body, histograms, totals):
         ("Seed", str(header["seed"])),
         ("MPI library", header["mpi"]),
         ("Command line", header["command"]),
-        ("Started", started.strftime("%Y-%m-%d %H:%M:%S UTC")),
+        ("Started", start_text(header["start_time"])),
         ("Traced time (MPI_Init to MPI_Finalize, slowest rank)", f"{header['traced_seconds']:.6g} s"),
         ("Events and loops in the trace", number(node_count(body))),
         ("Values merged into histograms", number(len(histograms))),
@@ -460,9 +471,17 @@ def main(argv):
         trace = h_dump_json(h_dump, [], args.trace)
         matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
         calls = h_dump_json(h_dump, ["--calls"], args.trace)
-        page = report_html(args.trace, trace, matrix, calls)
         try:
-            pathlib.Path(args.output).write_text(page, encoding="utf-8")
+            page = report_html(args.trace, trace, matrix, calls)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as error:
+            # h-dump's JSON is h-report's input too: one from another h-dump, or one that does not
+            # hold what this h-report reads, is named, not a traceback.
+            what = ("too deeply nested" if isinstance(error, RecursionError)
+                    else " ".join(f"{type(error).__name__}: {error}".split()))
+            raise ReportError(f"h-report: {args.trace}: h-dump's JSON is not what h-report reads ({what})")
+        try:
+            # A trace's path need not be UTF-8 (surrogates from the command line).
+            pathlib.Path(args.output).write_text(page, encoding="utf-8", errors="replace")
         except OSError as error:
             raise ReportError(f"h-report: cannot write {args.output}: {error.strerror}")
     except ReportError as error:
