@@ -435,8 +435,8 @@ public:
             visited += instance->participants->size();
             if (visited > max_calls_) {
                 return "more than --max-calls " + std::to_string(max_calls_) +
-                       " calls to visit one by one (loops that make or free communicators are walked iteration "
-                       "by iteration)";
+                       " calls to visit one by one (loops that make or free communicators, or whose ranks have "
+                       "more than 64 different counts, are walked iteration by iteration)";
             }
             for (Rank r : *instance->participants) {
                 visit(*instance->event, r, cursor_.communicators(), instance->repeats, instance->weight);

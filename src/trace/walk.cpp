@@ -335,12 +335,11 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     frame.weight = outer.weight;
     frame.repeats = outer.repeats;
     frame.active = outer.active;
-    if (fold_exact_loops_ && draws_ == nullptr && loop.iterations.is_exact() && loop.iterations.exact() > 0 &&
-        !changes_communicators(loop.body)) {
-        frame.folded_count = static_cast<uint64_t>(loop.iterations.exact());
-        frame.repeats = saturating_product(outer.repeats, frame.folded_count);
-        frame.iterations = 1;
-    } else if (loop.iterations.is_histogram() && draws_ == nullptr) {
+    if (fold_exact_loops_ && draws_ == nullptr && !loop.iterations.is_histogram() && !changes_communicators(loop.body) &&
+        fold(loop, frame)) {
+        return;
+    }
+    if (loop.iterations.is_histogram() && draws_ == nullptr) {
         frame.weight *= loop.iterations.histogram().mean();
     } else if (loop.iterations.is_exact()) {
         frame.iterations = loop.iterations.exact();
@@ -385,6 +384,33 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     if (frame.iterations <= 0) return;
     if (frame.count_shared) next_shared_iteration(1);
     stack_.push_back(std::move(frame));
+}
+
+// For readers that count (fold_exact_loops): the body once for each count the active ranks have,
+// with those ranks, standing for that many iterations; the last group goes on the stack first, so
+// the groups are walked in ascending count. Where the ranks have more than a few different counts
+// (each group holds a flag per rank), nothing is pushed and the loop is iterated as usual.
+bool WalkCursor::fold(const Loop& loop, const Frame& base)
+{
+    constexpr size_t kMostGroups = 64;
+    std::map<int64_t, std::vector<char>> groups;  // count -> the active ranks that have it
+    for (size_t r = 0; r < base.active.size(); ++r) {
+        if (!base.active[r]) continue;
+        const int64_t count = loop.iterations.value_for(static_cast<Rank>(r)).value_or(0);
+        if (count <= 0) continue;
+        auto [group, inserted] = groups.try_emplace(count);
+        if (inserted && groups.size() > kMostGroups) return false;
+        if (inserted) group->second.assign(base.active.size(), 0);
+        group->second[r] = 1;
+    }
+    for (auto group = groups.rbegin(); group != groups.rend(); ++group) {
+        Frame frame = base;
+        frame.active = std::move(group->second);
+        frame.folded_count = static_cast<uint64_t>(group->first);
+        frame.repeats = saturating_product(base.repeats, frame.folded_count);
+        stack_.push_back(std::move(frame));
+    }
+    return true;
 }
 
 // `frames`: +1 entering a loop whose count was drawn for all, -1 leaving one, 0 for its next iteration.

@@ -159,7 +159,8 @@ TEST_CASE("a loop that makes communicators is walked, and refused past --max-cal
     for (const auto& error : {[&] { std::ostringstream out; return render_call_counts(out, trace, 1000); }(),
                               communication_matrix(trace, 1000).error}) {
         CHECK(error == "more than --max-calls 1000 calls to visit one by one (loops that make or free "
-                       "communicators are walked iteration by iteration)");
+                       "communicators, or whose ranks have more than 64 different counts, are walked iteration "
+                       "by iteration)");
     }
     // Five iterations are within the limit: 10 calls.
     trace.body = {test::loop(5, {Node{dup(all_ranks(2))}})};
@@ -191,4 +192,30 @@ TEST_CASE("--sequence writes each rank's calls in order, rank after rank, also p
         expected += std::to_string(r) + " collective MPI_Barrier bytes=8 root=0 comm=0-299\n";
     }
     CHECK(sequence(trace) == expected);
+}
+
+TEST_CASE("a loop whose count differs between ranks is visited once per count, each rank counted its own")
+{
+    // Rank 0 loops n times, ranks 1-2 three times, rank 3 not at all; the last iteration leaves out
+    // the receive. Small n: the counts must match the full walk's calls rank by rank; n = 10^15:
+    // the same arithmetic, at once.
+    for (const int64_t n : {int64_t{5}, int64_t{1'000'000'000'000'000}}) {
+        Trace trace;
+        trace.header.ranks = 4;
+        Loop loop{Value(std::vector<PerRankValue>{{n, RankList(0)}, {3, RankList::from_sorted({1, 2})}}),
+                  {Node{on_ranks(test::call('e'), all_ranks(3))}, Node{on_ranks(test::call('x', 8, 0, Op::Recv), all_ranks(3))}}};
+        loop.last_leaves_out = 1;
+        trace.body.push_back(Node{loop});
+        std::ostringstream json;
+        REQUIRE(render_call_counts_json(json, trace, 100) == "");
+        for (Rank r = 0; r < 3; ++r) {
+            const int64_t iterations = r == 0 ? n : 3;
+            const std::string expected = "\"" + std::to_string(r) + "\": {\"MPI_Recv\": {\"calls\": " +
+                                         std::to_string(iterations - 1) + ", \"bytes\": " +
+                                         std::to_string(8 * (iterations - 1)) + ", ";
+            CHECK(json.str().find(expected) != std::string::npos);
+            if (n == 5) CHECK(test::calls_of(trace.body, r, 4).size() == size_t(2 * iterations - 1));
+        }
+        CHECK(json.str().find("\"3\": {\"MPI_") == std::string::npos);  // rank 3 made no call
+    }
 }
