@@ -432,7 +432,8 @@ public:
     {
         uint64_t visited = 0;
         while (const auto instance = cursor_.next()) {
-            visited += instance->participants->size();
+            // An instance none of whose ranks is active costs a step too.
+            visited += std::max<size_t>(instance->participants->size(), 1);
             if (visited > max_calls_) {
                 return "more than --max-calls " + std::to_string(max_calls_) +
                        " calls to visit one by one (loops that make or free communicators, or whose ranks have "
@@ -589,15 +590,29 @@ RenderError sequence_pass(std::ostream& out, const Trace& trace, Rank first, Ran
 
 RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_calls)
 {
-    // Count the lines first, at the trace's cost, so that a loop of 10^15 iterations is refused at once.
+    // Count the lines first, at the trace's cost, so that a loop of 10^15 iterations is refused at once,
+    // and the steps of the full walk (instances with and without active ranks), which each pass takes.
     uint64_t lines = 0;
-    CountingWalk walk(trace, max_calls);
-    RenderError error = walk.run([&](const Event&, Rank, const CommunicatorTable&, uint64_t repeats, double) {
-        lines = repeats > UINT64_MAX - lines ? UINT64_MAX : lines + repeats;
-    });
-    if (!error.empty() || lines > max_calls) {
-        return "the sequence has " + (error.empty() ? std::to_string(lines) : std::string("more")) +
-               " calls, more than --max-calls " + std::to_string(max_calls);
+    uint64_t steps = 0;
+    const auto add = [](uint64_t& sum, uint64_t more) { sum = more > UINT64_MAX - sum ? UINT64_MAX : sum + more; };
+    const auto times = [](uint64_t a, uint64_t b) {
+        uint64_t product = 0;
+        return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+    };
+    WalkCursor cursor(trace, nullptr, true);
+    uint64_t visited = 0;
+    while (const auto instance = cursor.next()) {
+        if (++visited > max_calls) {
+            return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls";
+        }
+        add(steps, instance->repeats);
+        add(lines, times(instance->repeats, instance->participants->size()));
+    }
+    if (lines > max_calls) {
+        return "the sequence has " + std::to_string(lines) + " calls, more than --max-calls " + std::to_string(max_calls);
+    }
+    if (steps > max_calls) {
+        return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls to visit";
     }
     for (Rank first = 0; first < trace.header.ranks; first += kSequenceRanksPerPass) {
         const Rank end = first + std::min(kSequenceRanksPerPass, trace.header.ranks - first);

@@ -335,6 +335,7 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     frame.weight = outer.weight;
     frame.repeats = outer.repeats;
     frame.active = outer.active;
+    if (draws_ == nullptr && !active_in(loop, frame.active)) return;
     if (fold_exact_loops_ && draws_ == nullptr && !loop.iterations.is_histogram() && !changes_communicators(loop.body) &&
         fold(loop, frame)) {
         return;
@@ -384,6 +385,17 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     if (frame.iterations <= 0) return;
     if (frame.count_shared) next_shared_iteration(1);
     stack_.push_back(std::move(frame));
+}
+
+// Whether any of the active ranks takes part in the loop. One that none does would be iterated for
+// nothing, and a hostile count (a loop of 10^15 around an event of other ranks, or around nothing)
+// would spin there: a walk that draws nothing skips it. Replay's draws stay as they were.
+bool WalkCursor::active_in(const Loop& loop, const std::vector<char>& active)
+{
+    const auto& participants = participants_of(loop);
+    return std::any_of(participants.begin(), participants.end(), [&](Rank r) {
+        return r >= 0 && static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)];
+    });
 }
 
 // For readers that count (fold_exact_loops): the body once for each count the active ranks have,

@@ -139,6 +139,7 @@ private:
 
     void enter(const Loop& loop, const Frame& outer);
     bool fold(const Loop& loop, const Frame& base);
+    bool active_in(const Loop& loop, const std::vector<char>& active);
     void restrict_to_iteration(Frame& frame);
     bool leave_out_rest(Frame& frame);
     const std::vector<Rank>& participants_of(const Loop& loop);

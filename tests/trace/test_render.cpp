@@ -162,6 +162,9 @@ TEST_CASE("a loop that makes communicators is walked, and refused past --max-cal
                        "communicators, or whose ranks have more than 64 different counts, are walked iteration "
                        "by iteration)");
     }
+    std::ostringstream out;
+    CHECK(render_sequence(out, trace, 1000) == "the sequence has more than --max-calls 1000 calls");
+    CHECK(out.str().empty());
     // Five iterations are within the limit: 10 calls.
     trace.body = {test::loop(5, {Node{dup(all_ranks(2))}})};
     CHECK(call_counts(trace) == "MPI_Comm_dup 10\ntotal 10\n");
@@ -217,5 +220,27 @@ TEST_CASE("a loop whose count differs between ranks is visited once per count, e
             if (n == 5) CHECK(test::calls_of(trace.body, r, 4).size() == size_t(2 * iterations - 1));
         }
         CHECK(json.str().find("\"3\": {\"MPI_") == std::string::npos);  // rank 3 made no call
+    }
+}
+
+TEST_CASE("loops of 10^15 iterations that hold no call of their ranks cost nothing, in every view")
+{
+    // Rank 0 loops 5 times around a loop of 10^15 whose only event is rank 1's (a merge never makes
+    // this; a damaged trace can); and a loop of 10^15 around an empty loop, around nothing. Each view
+    // must finish at once, counting only rank 1's one real call.
+    Trace trace;
+    trace.header.ranks = 2;
+    Loop others{Value(int64_t{1'000'000'000'000'000}), {Node{on_ranks(test::call('o'), RankList(1))}}};
+    trace.body.push_back(Node{Loop{Value(std::vector<PerRankValue>{{5, RankList(0)}}), {Node{others}}}});
+    trace.body.push_back(test::loop(1'000'000'000'000'000, {test::loop(7, {})}));
+    trace.body.push_back(Node{on_ranks(test::call('s'), RankList(1))});
+    for (const uint64_t max_calls : {uint64_t{10}, kDefaultMaxCalls}) {
+        std::ostringstream calls;
+        CHECK(render_call_counts(calls, trace, max_calls) == "");
+        CHECK(calls.str() == "MPI_Send 1\ntotal 1\n");
+        std::ostringstream lines;
+        CHECK(render_sequence(lines, trace, max_calls) == "");
+        CHECK(lines.str() == "1 send MPI_Send peer=0 tag=0 bytes=8 comm=0-1\n");
+        CHECK(communication_matrix(trace, max_calls).pairs.size() == 1);
     }
 }
