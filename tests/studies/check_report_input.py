@@ -9,7 +9,8 @@ With a stand-in h-dump (a script printing what each case needs), h-report must e
 
 1. h-dump's JSON holds bytes that are not UTF-8 (what h-dump wrote for a file name that was not);
 2. a start time of 1e300 and of 2^70 s, which no date has: the page is written and shows the number;
-3. the JSON lacks a field h-report reads ("body"), or a field has an odd type;
+3. the JSON lacks a field h-report reads ("body"), or a field has an odd type; and a body of 220,002
+   events and loops, one loop longer than h-report reads at once, which it reads event by event;
 4. loops nested 100,000 deep (beyond Python's recursion);
 5. h-dump fails with a message that is not UTF-8.
 
@@ -48,19 +49,18 @@ def run(command):
 
 def fake_h_dump(directory, name, trace_json=None, matrix_json=None, calls_json=None, stderr=None):
     """A stand-in h-dump printing the given bytes for --json, --matrix --json and --calls --json."""
-    outputs = {"trace": trace_json, "matrix": matrix_json, "calls": calls_json}
-    data = directory / f"{name}.outputs"
-    data.write_bytes(repr({key: value for key, value in outputs.items()}).encode())
+    for view, output in (("trace", trace_json), ("matrix", matrix_json), ("calls", calls_json)):
+        (directory / f"{name}.{view}").write_bytes(output or b"")
     script = directory / f"{name}-h-dump"
     script.write_text(f"""#!{sys.executable}
-import ast, sys
-outputs = ast.literal_eval(open({str(data)!r}, encoding="utf-8").read())
+import sys
 stderr = {stderr!r}
 if stderr is not None:
     sys.stderr.buffer.write(stderr)
     sys.exit(1)
 view = "matrix" if "--matrix" in sys.argv else "calls" if "--calls" in sys.argv else "trace"
-sys.stdout.buffer.write(outputs[view])
+with open({str(directory / name)!r} + "." + view, "rb") as output:
+    sys.stdout.buffer.write(output.read())
 """)
     script.chmod(0o755)
     return script
@@ -137,11 +137,18 @@ def stand_in_cases(h_report, scratch):
     missing = valid_trace()
     del missing["body"]
     for name, case in (("missing", missing), ("odd-ranks", valid_trace(ranks="many")),
-                       ("odd-body", valid_trace(body={"op": 1}))):
+                       ("odd-body", valid_trace(body={"op": 1})), ("odd-event", valid_trace(body=[{"op": "MPI_Send"}]))):
         h_dump = fake_h_dump(scratch, name, encoded(case), encoded(MATRIX), encoded(CALLS))
         expect_one_line(h_report, h_dump, trace, output, [str(trace), "not what h-report reads"])
     expect_one_line(h_report, fake_h_dump(scratch, "odd-matrix", encoded(valid_trace()), encoded({"ranks": 2}),
                                           encoded(CALLS)), trace, output, [str(trace), "not what h-report reads"])
+    # A body of 200,000 events, then a loop of 20,000 (more JSON than h-report reads at once), then one
+    # more: h-report reads it event by event, and the page counts them all and lists the first 500.
+    event = valid_trace()["body"][0]
+    big = valid_trace(body=[event] * 200_000 + [{"loop": 3, "body": [event] * 20_000}, event])
+    h_dump = fake_h_dump(scratch, "big", encoded(big), encoded(MATRIX), encoded(CALLS))
+    expect_page(h_report, h_dump, trace, output, ["<th>Events and loops in the trace</th><td>220,002</td>",
+                                                  "Only the first 500 of 220,002 events and loops are shown"])
     # 4. Loops nested deeper than Python recurses.
     depth = 100_000
     deep = b'{"loop": 2, "body": [' * depth + b"]}" * depth
