@@ -552,24 +552,26 @@ void sequence_line(std::string& out, const Event& e, Rank r, const CommunicatorT
 
 // The ranks one pass of --sequence writes: each keeps its lines in a temporary file until its turn,
 // so that memory does not grow with the output; a pass per this many ranks keeps the files open few.
-constexpr Rank kSequenceRanksPerPass = 256;
+constexpr size_t kSequenceRanksPerPass = 256;
 
 using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
 
-RenderError sequence_pass(std::ostream& out, const Trace& trace, Rank first, Rank end)
+// One pass: the lines of `ranks` (ascending), each rank's after the one before.
+RenderError sequence_pass(std::ostream& out, const Trace& trace, const std::vector<Rank>& ranks)
 {
     std::vector<File> files;
-    for (Rank r = first; r < end; ++r) {
+    for (size_t i = 0; i < ranks.size(); ++i) {
         files.emplace_back(std::tmpfile(), &std::fclose);
         if (!files.back()) return std::string("cannot make a temporary file: ") + std::strerror(errno);
     }
-    std::vector<uint32_t> pending(static_cast<size_t>(end - first), 0);
+    std::vector<uint32_t> pending(ranks.size(), 0);
     std::string line;
     WalkCursor cursor(trace, nullptr);
     while (const auto instance = cursor.next()) {
         for (Rank r : *instance->participants) {
-            if (r < first || r >= end) continue;
-            const auto slot = static_cast<size_t>(r - first);
+            const auto found = std::lower_bound(ranks.begin(), ranks.end(), r);
+            if (found == ranks.end() || *found != r) continue;
+            const auto slot = static_cast<size_t>(found - ranks.begin());
             sequence_line(line, *instance->event, r, cursor.communicators(), pending[slot]);
             if (std::fwrite(line.data(), 1, line.size(), files[slot].get()) != line.size()) {
                 return std::string("cannot write a temporary file: ") + std::strerror(errno);
@@ -601,12 +603,15 @@ RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_
     };
     WalkCursor cursor(trace, nullptr, true);
     uint64_t visited = 0;
+    // The ranks that make any call: a pass for the others would write nothing.
+    std::vector<char> calling(static_cast<size_t>(std::max(trace.header.ranks, 0)), 0);
     while (const auto instance = cursor.next()) {
         if (++visited > max_calls) {
             return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls";
         }
         add(steps, instance->repeats);
         add(lines, times(instance->repeats, instance->participants->size()));
+        for (Rank r : *instance->participants) calling[static_cast<size_t>(r)] = 1;
     }
     if (lines > max_calls) {
         return "the sequence has " + std::to_string(lines) + " calls, more than --max-calls " + std::to_string(max_calls);
@@ -614,9 +619,13 @@ RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_
     if (steps > max_calls) {
         return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls to visit";
     }
-    for (Rank first = 0; first < trace.header.ranks; first += kSequenceRanksPerPass) {
-        const Rank end = first + std::min(kSequenceRanksPerPass, trace.header.ranks - first);
-        if (RenderError pass = sequence_pass(out, trace, first, end); !pass.empty()) return pass;
+    std::vector<Rank> ranks;
+    for (size_t r = 0; r <= calling.size(); ++r) {
+        if (ranks.size() == kSequenceRanksPerPass || (r == calling.size() && !ranks.empty())) {
+            if (RenderError pass = sequence_pass(out, trace, ranks); !pass.empty()) return pass;
+            ranks.clear();
+        }
+        if (r < calling.size() && calling[r]) ranks.push_back(static_cast<Rank>(r));
     }
     return {};
 }

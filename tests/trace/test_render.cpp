@@ -244,3 +244,13 @@ TEST_CASE("loops of 10^15 iterations that hold no call of their ranks cost nothi
         CHECK(communication_matrix(trace, max_calls).pairs.size() == 1);
     }
 }
+
+TEST_CASE("--sequence of a header with 100,000 ranks of which two make calls writes those two, in one pass")
+{
+    // A pass per 256 ranks of the header would make 100,000 temporary files for nothing.
+    Trace trace;
+    trace.header.ranks = 100'000;
+    trace.body.push_back(Node{on_ranks(test::call('s'), RankList::from_sorted({7, 99'998}))});
+    CHECK(sequence(trace) == "7 send MPI_Send peer=8 tag=0 bytes=8 comm=0-99999\n"
+                             "99998 send MPI_Send peer=99999 tag=0 bytes=8 comm=0-99999\n");
+}
