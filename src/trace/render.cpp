@@ -377,7 +377,9 @@ double Amount::approximate() const { return double(whole_) + expected_; }
 std::string Amount::to_string() const
 {
     if (expected_ != 0) return number(approximate());
-    Whole rest = whole_ < 0 ? -whole_ : whole_;
+    // Negated unsigned, so that the most negative value has its magnitude too.
+    __extension__ using Magnitude = unsigned __int128;
+    Magnitude rest = whole_ < 0 ? Magnitude(0) - Magnitude(whole_) : Magnitude(whole_);
     std::string digits;
     do {
         digits.insert(digits.begin(), char('0' + int(rest % 10)));

@@ -254,3 +254,23 @@ TEST_CASE("--sequence of a header with 100,000 ranks of which two make calls wri
     CHECK(sequence(trace) == "7 send MPI_Send peer=8 tag=0 bytes=8 comm=0-99999\n"
                              "99998 send MPI_Send peer=99999 tag=0 bytes=8 comm=0-99999\n");
 }
+
+TEST_CASE("counts and byte totals are exact integers within 128 bits, negative ones too")
+{
+    Amount negative;
+    negative.add(-5, 3, 1);
+    CHECK(negative.to_string() == "-15");
+    // -2^63 bytes (what a damaged trace can hold) times 2^64 - 2 calls: -(2^127 - 2^64).
+    Amount extreme;
+    extreme.add(INT64_MIN, UINT64_MAX - 1, 1);
+    CHECK(extreme.to_string() == "-170141183460469231713240559642174554112");
+    // Three sums of 2^64 - 2 calls each: past 64 bits, still exact.
+    Amount calls;
+    for (int i = 0; i < 3; ++i) calls.add(1, UINT64_MAX - 1, 1);
+    CHECK(calls.to_string() == "55340232221128654842");
+    // A histogram's mean is never exact: the total prints with two decimals where it is not whole.
+    Amount expected;
+    expected.add(1, 3, 1);
+    expected.add_mean(0.5, 1, 1);
+    CHECK(expected.to_string() == "3.50");
+}
