@@ -43,7 +43,8 @@ int main(int argc, char** argv)
         call.signature = 7;
         call.add(htrace::Role::peer, htrace::kProcNull);
         call.add(htrace::Role::tag, 0);
-        call.add(htrace::Role::bytes, static_cast<int64_t>((static_cast<unsigned long>(i) * 0x9e3779b1UL) & 0x7fffffffUL));
+        const unsigned long scrambled = (static_cast<unsigned long>(i) * 0x9e3779b1UL) & 0x7fffffffUL;
+        call.add(htrace::Role::bytes, static_cast<int64_t>(scrambled));
         call.add(htrace::Role::comm, 0);
         call.compute_seconds = 1e-6;
         folder.append(call);

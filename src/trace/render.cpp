@@ -472,7 +472,9 @@ RenderError count_calls(const Trace& trace, uint64_t max_calls, PerRankTotals& t
                 if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
                     t.peers[peer_key(comms, r, comm_id, value, p.role)].add(1, repeats, calls);
                 }
-                if (p.role == Role::matched_peer) t.matched[peer_key(comms, r, comm_id, value, p.role)].add(1, repeats, calls);
+                if (p.role == Role::matched_peer) {
+                    t.matched[peer_key(comms, r, comm_id, value, p.role)].add(1, repeats, calls);
+                }
             }
         }
     });
@@ -507,7 +509,8 @@ std::string_view kind_name(OperationKind kind)
 // as the tracer counts them: completed sets name the oldest by that count.
 void sequence_line(std::string& out, const Event& e, Rank r, const CommunicatorTable& comms, uint32_t& pending)
 {
-    out = std::to_string(r) + ' ' + std::string(kind_name(operation_kind(e.op))) + ' ' + std::string(operation_name(e.op));
+    out = std::to_string(r) + ' ' + std::string(kind_name(operation_kind(e.op))) + ' ' +
+          std::string(operation_name(e.op));
     const Value* comm = e.find(Role::comm);
     const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
     std::vector<int64_t> completed_set;
@@ -616,7 +619,8 @@ RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_
         for (Rank r : *instance->participants) calling[static_cast<size_t>(r)] = 1;
     }
     if (lines > max_calls) {
-        return "the sequence has " + std::to_string(lines) + " calls, more than --max-calls " + std::to_string(max_calls);
+        return "the sequence has " + std::to_string(lines) + " calls, more than --max-calls " +
+               std::to_string(max_calls);
     }
     if (steps > max_calls) {
         return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls to visit";
@@ -756,7 +760,8 @@ RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t m
     bool first = true;
     for (const auto& [pair, traffic] : matrix.pairs) {
         out << (first ? "" : ", ") << "{\"from\": " << pair.first << ", \"to\": " << pair.second
-            << ", \"messages\": " << traffic.messages.to_string() << ", \"bytes\": " << traffic.bytes.to_string() << '}';
+            << ", \"messages\": " << traffic.messages.to_string() << ", \"bytes\": " << traffic.bytes.to_string()
+            << '}';
         first = false;
         total.messages.add(traffic.messages);
         total.bytes.add(traffic.bytes);

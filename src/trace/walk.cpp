@@ -336,8 +336,8 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     frame.repeats = outer.repeats;
     frame.active = outer.active;
     if (draws_ == nullptr && !active_in(loop, frame.active)) return;
-    if (fold_exact_loops_ && draws_ == nullptr && !loop.iterations.is_histogram() && !changes_communicators(loop.body) &&
-        fold(loop, frame)) {
+    if (fold_exact_loops_ && draws_ == nullptr && !loop.iterations.is_histogram() &&
+        !changes_communicators(loop.body) && fold(loop, frame)) {
         return;
     }
     if (loop.iterations.is_histogram() && draws_ == nullptr) {

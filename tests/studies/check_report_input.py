@@ -140,7 +140,8 @@ def stand_in_cases(h_report, scratch):
     missing = valid_trace()
     del missing["body"]
     for name, case in (("missing", missing), ("odd-ranks", valid_trace(ranks="many")),
-                       ("odd-body", valid_trace(body={"op": 1})), ("odd-event", valid_trace(body=[{"op": "MPI_Send"}]))):
+                       ("odd-body", valid_trace(body={"op": 1})),
+                       ("odd-event", valid_trace(body=[{"op": "MPI_Send"}]))):
         h_dump = fake_h_dump(scratch, name, encoded(case), encoded(MATRIX), encoded(CALLS))
         expect_one_line(h_report, h_dump, trace, output, [str(trace), "not what h-report reads"])
     expect_one_line(h_report, fake_h_dump(scratch, "odd-matrix", encoded(valid_trace()), encoded({"ranks": 2}),

@@ -100,7 +100,8 @@ TEST_CASE("a loop of 10^15 iterations is counted at once, exactly, also past 2^5
     Trace trace;
     trace.header.ranks = 3;
     const RankList everyone = all_ranks(3);
-    trace.body.push_back(test::loop(1'000'000'000, {test::loop(1'000'000'000, {Node{on_ranks(test::call('s', 2), everyone)}})}));
+    const Node send = Node{on_ranks(test::call('s', 2), everyone)};
+    trace.body.push_back(test::loop(1'000'000'000, {test::loop(1'000'000'000, {send})}));
     trace.body.push_back(Node{on_ranks(test::call('t', 2), everyone)});
     CHECK(call_counts(trace) == "MPI_Send 3000000000000000003\ntotal 3000000000000000003\n");
 
@@ -206,7 +207,8 @@ TEST_CASE("a loop whose count differs between ranks is visited once per count, e
         Trace trace;
         trace.header.ranks = 4;
         Loop loop{Value(std::vector<PerRankValue>{{n, RankList(0)}, {3, RankList::from_sorted({1, 2})}}),
-                  {Node{on_ranks(test::call('e'), all_ranks(3))}, Node{on_ranks(test::call('x', 8, 0, Op::Recv), all_ranks(3))}}};
+                  {Node{on_ranks(test::call('e'), all_ranks(3))},
+                   Node{on_ranks(test::call('x', 8, 0, Op::Recv), all_ranks(3))}}};
         loop.last_leaves_out = 1;
         trace.body.push_back(Node{loop});
         std::ostringstream json;
