@@ -22,6 +22,9 @@ Numbers a program may want to read are in data- attributes: each heat-map cell h
 data-column (receiver) and data-value (bytes); each pair row data-from, data-to, data-messages and
 data-bytes; each histogram figure its count, mean, min, max and their ranks.
 
+The trace's JSON is read as h-dump writes it, its body one top-level event or loop at a time, keeping
+only what the page shows: a lossless trace of millions of events is hundreds of megabytes of JSON.
+
 h-dump is the one given with --h-dump, else the one next to h-report (as it was called: in bin/),
 else the one on PATH.
 
@@ -31,6 +34,7 @@ h-dump.
 """
 
 import argparse
+import codecs
 import datetime
 import html
 import json
@@ -98,17 +102,147 @@ def find_h_dump(given):
 def h_dump_json(h_dump, options, trace):
     """What `h-dump OPTIONS --json TRACE` prints, parsed; h-dump's own one-line message if it fails."""
     try:
-        run = subprocess.run([h_dump, *options, "--json", trace], capture_output=True, text=True)
+        run = subprocess.run([h_dump, *options, "--json", trace], capture_output=True)
     except OSError as error:
         raise ReportError(f"h-report: cannot run {h_dump}: {error.strerror}", 2)
     if run.returncode != 0:
-        lines = run.stderr.strip().splitlines() or [f"h-dump exited with status {run.returncode}"]
-        # h-dump names the trace and the problem ("h-dump: trace.h: truncated at byte 300 ...").
-        raise ReportError("h-report: " + lines[0].removeprefix("h-dump: "))
+        failed(run.returncode, run.stderr)
     try:
-        return json.loads(run.stdout)
+        return json.loads(run.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        reason = "too deeply nested" if isinstance(error, RecursionError) else error
+        raise ReportError(f"h-report: {trace}: {' '.join([h_dump, *options, '--json'])} wrote no valid JSON ({reason})")
+
+
+class TraceSummary:
+    """What the page shows of `h-dump --json TRACE`: the header; the body's first top-level events and
+    loops (enough for MAX_STRUCTURE_NODES); how many events and loops there are; the first
+    MAX_HISTOGRAMS histograms and how many there are."""
+
+    def __init__(self, header):
+        self.header = header
+        self.kept = []
+        self.kept_nodes = 0
+        self.nodes = 0
+        self.histograms = []
+        self.histogram_count = 0
+
+    def add(self, node):
+        count = node_count([node])
+        self.nodes += count
+        found = collect_histograms([node])
+        for node_of, role, path in found[:max(0, MAX_HISTOGRAMS - len(self.histograms))]:
+            value = node_of["loop"] if role == "iterations" else node_of["params"][role]
+            self.histograms.append(Histogram(len(self.histograms) + 1, role, (node_of, path), value["histogram"]))
+        self.histogram_count += len(found)
+        # Histograms keep their nodes (and the loops around them) anyway; the structure shows the first ones.
+        if self.kept_nodes < MAX_STRUCTURE_NODES:
+            self.kept.append(node)
+            self.kept_nodes += count
+
+
+BODY_START = '"body": ['
+READ_SIZE = 1 << 20
+
+
+def h_dump_trace(h_dump, trace):
+    """`h-dump --json TRACE` read as it comes, its body one top-level event or loop at a time: a
+    lossless trace of millions of events is hundreds of megabytes of JSON, more again as Python
+    objects, of which the page shows a few hundred. h-dump writes the body last."""
+    command = [h_dump, "--json", trace]
+    try:
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as error:
+        raise ReportError(f"h-report: cannot run {h_dump}: {error.strerror}", 2)
+    try:
+        summary, problem = read_body(process.stdout, trace, " ".join(command[:-1])), None
+    except ReportError as error:
+        summary, problem = None, error
+    if problem is not None and process.poll() is None:
+        process.kill()  # it would wait for a reader that has stopped reading
+    process.stdout.close()
+    if process.wait() > 0:
+        failed(process.returncode, process.stderr.read())  # h-dump's own message says more
+    process.stderr.close()
+    if problem is not None:
+        raise problem
+    return summary
+
+
+def read_body(stream, trace, command):
+    """The TraceSummary of h-dump's JSON as `stream` gives it (see h_dump_trace)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    text = ""
+    ended = False
+
+    def read(at_least):
+        nonlocal text, ended
+        wanted = len(text) + at_least
+        try:
+            while not ended and len(text) < wanted:
+                chunk = stream.read(READ_SIZE)
+                ended = not chunk
+                text += decoder.decode(chunk, final=ended)
+        except UnicodeDecodeError as error:
+            raise invalid(error)
+
+    def invalid(reason):
+        return ReportError(f"h-report: {trace}: {command} wrote no valid JSON ({reason})")
+
+    def not_read(what):
+        return ReportError(f"h-report: {trace}: h-dump's JSON is not what h-report reads ({what})")
+
+    while BODY_START not in text and not ended:
+        read(READ_SIZE)
+    start = text.find(BODY_START)
+    if start < 0:
+        raise not_read("no body list")
+    try:
+        summary = TraceSummary(json.loads(text[:start] + BODY_START + "]}"))
     except json.JSONDecodeError as error:
-        raise ReportError(f"h-report: {h_dump} {' '.join(options)} --json {trace}: not JSON ({error})")
+        raise invalid(error)
+    decoding = json.JSONDecoder()
+    at = start + len(BODY_START)
+    while True:
+        if at > READ_SIZE:  # what is parsed is let go
+            text, at = text[at:], 0
+        while at < len(text) and text[at] in " \n\t\r,":
+            at += 1
+        if at == len(text):
+            if ended:
+                raise invalid("the body ends early")
+            read(READ_SIZE)
+            continue
+        if text[at] == "]":
+            break
+        try:
+            node, at = decoding.raw_decode(text, at)
+        except json.JSONDecodeError as error:
+            if ended:
+                raise invalid(error)
+            read(max(READ_SIZE, len(text) - at))  # a node longer than what is read: twice as much
+            continue
+        except RecursionError:
+            raise invalid("too deeply nested")
+        if not isinstance(node, dict):
+            raise not_read("a body entry that is not an object")
+        try:
+            summary.add(node)
+        except RecursionError:
+            raise not_read("too deeply nested")
+    while not ended:
+        read(READ_SIZE)
+    if text[at:].strip() != "]}":
+        raise invalid("more after the body")
+    return summary
+
+
+def failed(status, stderr):
+    """h-dump's first line of complaint, as h-report's own: it names the trace and the problem
+    ("h-dump: trace.h: truncated at byte 300 ..."). A trace is input from elsewhere: whatever bytes
+    h-dump passes on from it are shown, not decoded strictly."""
+    lines = stderr.decode("utf-8", "replace").strip().splitlines() or [f"h-dump exited with status {status}"]
+    raise ReportError("h-report: " + lines[0].removeprefix("h-dump: "))
 
 
 # ---- numbers and values as text ----
@@ -296,8 +430,16 @@ def histogram_figure(histogram, serial):
 
 # ---- sections ----
 
-def header_section(header, trace_path, body, histograms, totals):
-    started = datetime.datetime.fromtimestamp(header["start_time"], datetime.timezone.utc)
+def start_text(start_time):
+    """A start time as a UTC date, or the number itself where no date has it (a damaged trace's)."""
+    try:
+        started = datetime.datetime.fromtimestamp(start_time, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError, TypeError):
+        return f"{start_time} s since 1970 (not a date)"
+    return started.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def header_section(header, trace_path, summary, totals):
     facts = [
         ("Trace file", f"{trace_path} ({number(os.path.getsize(trace_path))} bytes)"),
         ("Ranks", number(header["ranks"])),
@@ -306,10 +448,10 @@ def header_section(header, trace_path, body, histograms, totals):
         ("Seed", str(header["seed"])),
         ("MPI library", header["mpi"]),
         ("Command line", header["command"]),
-        ("Started", started.strftime("%Y-%m-%d %H:%M:%S UTC")),
+        ("Started", start_text(header["start_time"])),
         ("Traced time (MPI_Init to MPI_Finalize, slowest rank)", f"{header['traced_seconds']:.6g} s"),
-        ("Events and loops in the trace", number(node_count(body))),
-        ("Values merged into histograms", number(len(histograms))),
+        ("Events and loops in the trace", number(summary.nodes)),
+        ("Values merged into histograms", number(summary.histogram_count)),
         ("MPI calls the trace stands for (all ranks)", number(totals["calls"])),
         ("Point-to-point messages, bytes", f"{number(totals['messages'])}, {number(totals['bytes'])}"),
     ]
@@ -322,11 +464,11 @@ def header_section(header, trace_path, body, histograms, totals):
     return f'<section id="header"><h2>Trace</h2><table class="facts">{rows}</table></section>'
 
 
-def structure_section(body, file_names, histograms):
-    anchors = {(id(h.where[0]), h.role): h.anchor for h in histograms[:MAX_HISTOGRAMS]}
+def structure_section(summary, file_names):
+    anchors = {(id(h.where[0]), h.role): h.anchor for h in summary.histograms}
     structure = Structure(file_names, anchors)
-    listing = structure.render(body)
-    total = node_count(body)
+    listing = structure.render(summary.kept)
+    total = summary.nodes
     note = ("Each event is one call site with its participants; loops repeat their bodies. "
             "Peers are relative to the caller, (peer - me) mod the communicator's size.")
     if structure.shown < total:
@@ -336,15 +478,16 @@ def structure_section(body, file_names, histograms):
             f'<div class="structure">{listing}</div></section>')
 
 
-def histograms_section(histograms):
-    if not histograms:
+def histograms_section(summary):
+    if not summary.histograms:
         return ('<section id="histograms"><h2>Histograms</h2><p class="note">No value of this trace is a '
                 'histogram: every value is exact or kept per rank.</p></section>')
-    shown = histograms[:MAX_HISTOGRAMS]
+    shown = summary.histograms
     note = ("Values that differed between ranks or iterations and were merged within the merge precision, "
             "as the bins of their histograms (a bin of a range shows it as low..high).")
-    if len(shown) < len(histograms):
-        note += f" Only the first {len(shown)} of {len(histograms)} histograms are shown; h-dump shows them all."
+    if len(shown) < summary.histogram_count:
+        note += (f" Only the first {len(shown)} of {summary.histogram_count} histograms are shown; h-dump shows "
+                 f"them all.")
     figures = "".join(histogram_figure(h, i + 1) for i, h in enumerate(shown))
     return (f'<section id="histograms"><h2>Histograms</h2><p class="note">{html.escape(note)}</p>'
             f'{figures}</section>')
@@ -420,10 +563,8 @@ def calls_section(calls):
             f'</table></div></section>')
 
 
-def report_html(trace_path, trace, matrix, calls):
-    histograms = [Histogram(i + 1, role, (node, path), (node["loop"] if role == "iterations"
-                                                        else node["params"][role])["histogram"])
-                  for i, (node, role, path) in enumerate(collect_histograms(trace["body"]))]
+def report_html(trace_path, summary, matrix, calls):
+    trace = summary.header
     totals = {"calls": sum(calls["operations"].values()),
               "messages": sum(p["messages"] for p in matrix["pairs"]),
               "bytes": sum(p["bytes"] for p in matrix["pairs"])}
@@ -435,9 +576,9 @@ def report_html(trace_path, trace, matrix, calls):
         '<html xmlns="http://www.w3.org/1999/xhtml" lang="en">',
         f'<head><meta charset="utf-8"/><title>{html.escape(title)}</title><style>{STYLE}</style></head>',
         f"<body><h1>{html.escape(title)}</h1>",
-        header_section(trace, trace_path, trace["body"], histograms, totals),
-        structure_section(trace["body"], trace["file_names"], histograms),
-        histograms_section(histograms),
+        header_section(trace, trace_path, summary, totals),
+        structure_section(summary, trace["file_names"]),
+        histograms_section(summary),
         matrix_section(matrix, trace["precision"]),
         calls_section(calls),
         "</body></html>",
@@ -457,12 +598,20 @@ def main(argv):
     args = parse_arguments(argv)
     try:
         h_dump = find_h_dump(args.h_dump)
-        trace = h_dump_json(h_dump, [], args.trace)
-        matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
-        calls = h_dump_json(h_dump, ["--calls"], args.trace)
-        page = report_html(args.trace, trace, matrix, calls)
         try:
-            pathlib.Path(args.output).write_text(page, encoding="utf-8")
+            summary = h_dump_trace(h_dump, args.trace)
+            matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
+            calls = h_dump_json(h_dump, ["--calls"], args.trace)
+            page = report_html(args.trace, summary, matrix, calls)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as error:
+            # h-dump's JSON is h-report's input too: one from another h-dump, or one that does not
+            # hold what this h-report reads, is named, not a traceback.
+            what = ("too deeply nested" if isinstance(error, RecursionError)
+                    else " ".join(f"{type(error).__name__}: {error}".split()))
+            raise ReportError(f"h-report: {args.trace}: h-dump's JSON is not what h-report reads ({what})")
+        try:
+            # A trace's path need not be UTF-8 (surrogates from the command line).
+            pathlib.Path(args.output).write_text(page, encoding="utf-8", errors="replace")
         except OSError as error:
             raise ReportError(f"h-report: cannot write {args.output}: {error.strerror}")
     except ReportError as error:

@@ -106,10 +106,15 @@ def check_inputs(args):
 
 
 def trace_header(h_dump, trace):
-    dump = subprocess.run([h_dump, "--json", trace], capture_output=True, text=True)
+    # A trace is input from elsewhere: h-dump's message may quote bytes of it that are not UTF-8.
+    dump = subprocess.run([h_dump, "--json", trace], capture_output=True)
     if dump.returncode != 0:
-        raise WhatIfError(f"h-whatif: h-dump cannot read {trace}: {dump.stderr.strip()}")
-    return json.loads(dump.stdout)
+        message = dump.stderr.decode("utf-8", "replace").strip()
+        raise WhatIfError(f"h-whatif: h-dump cannot read {trace}: {message}")
+    try:
+        return json.loads(dump.stdout.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise WhatIfError(f"h-whatif: {trace}: {h_dump} --json wrote no valid JSON ({type(error).__name__})")
 
 
 def expand_radical(radical):

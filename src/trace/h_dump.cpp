@@ -2,6 +2,7 @@
 #include "trace/render.hpp"
 #include "trace/trace_file.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -10,14 +11,16 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: h-dump [--json] [--calls | --sequence | --matrix] TRACE\n"
+    "usage: h-dump [--json] [--calls | --sequence | --matrix] [--max-calls N] TRACE\n"
     "  (default)     the whole trace as text\n"
     "  --json        the whole trace as JSON\n"
     "  --calls       per MPI operation, the calls the trace stands for (all ranks, loops expanded)\n"
     "  --calls --json  the same per rank, with bytes, peers and matched sources\n"
     "  --sequence    each rank's calls in order, one per line (loops expanded)\n"
     "  --matrix      point-to-point messages and bytes from each rank to each rank (loops expanded;\n"
-    "                collectives left out), with --json as JSON\n";
+    "                collectives left out), with --json as JSON\n"
+    "  --max-calls N the most calls --sequence prints, and the most any view visits one by one\n"
+    "                (default 100000000): a view that would need more says so and prints nothing\n";
 
 }  // namespace
 
@@ -27,10 +30,19 @@ int main(int argc, char** argv)
     bool calls = false;
     bool sequence = false;
     bool matrix = false;
+    std::ios::sync_with_stdio(false);  // only iostreams write: the large views go faster unsynchronised
+    uint64_t max_calls = htrace::kDefaultMaxCalls;
     std::string path;
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
-        if (arg == "--json") {
+        if (arg == "--max-calls") {
+            const std::string_view given = i + 1 < argc ? argv[++i] : "";
+            const auto [end, error] = std::from_chars(given.data(), given.data() + given.size(), max_calls);
+            if (given.empty() || error != std::errc() || end != given.data() + given.size()) {
+                std::cerr << "h-dump: --max-calls wants a whole number of calls, not '" << given << "'\n" << kUsage;
+                return 2;
+            }
+        } else if (arg == "--json") {
             json = true;
         } else if (arg == "--calls") {
             calls = true;
@@ -66,17 +78,31 @@ int main(int argc, char** argv)
             return 1;
         }
         const htrace::Trace& trace = *result.trace;
+        // Written as it goes: the output may be far larger than the trace.
+        htrace::RenderError error;
         if (sequence) {
-            std::cout << htrace::render_sequence(trace);
+            error = htrace::render_sequence(std::cout, trace, max_calls);
         } else if (matrix) {
-            std::cout << (json ? htrace::render_matrix_json(trace) : htrace::render_matrix(trace));
+            error = json ? htrace::render_matrix_json(std::cout, trace, max_calls)
+                         : htrace::render_matrix(std::cout, trace, max_calls);
         } else if (calls) {
-            std::cout << (json ? htrace::render_call_counts_json(trace) : htrace::render_call_counts(trace));
+            error = json ? htrace::render_call_counts_json(std::cout, trace, max_calls)
+                         : htrace::render_call_counts(std::cout, trace, max_calls);
+        } else if (json) {
+            htrace::render_json(std::cout, trace);
         } else {
-            std::cout << (json ? htrace::render_json(trace) : htrace::render_text(trace));
+            htrace::render_text(std::cout, trace);
+        }
+        if (!error.empty()) {
+            std::cerr << "h-dump: " << path << ": " << error << "\n";
+            return 1;
         }
         std::cout.flush();
-        return std::cout ? 0 : 1;
+        if (!std::cout) {
+            std::cerr << "h-dump: " << path << ": cannot write the output\n";
+            return 1;
+        }
+        return 0;
     } catch (const std::exception& e) {
         std::cerr << "h-dump: " << path << ": " << e.what() << "\n";
         return 1;

@@ -4,11 +4,14 @@
 #include "trace/walk.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <map>
+#include <memory>
 #include <sstream>
 
 namespace htrace {
@@ -81,8 +84,6 @@ std::string json_time(const TimeStats& t)
            ", \"min\": " + format_double(t.min) + ", \"max\": " + format_double(t.max) + "}";
 }
 
-std::string json_string(std::string_view s);
-
 // A file name one for all its ranks shows as its pattern, in quotes.
 using FileNames = std::map<int64_t, std::string>;
 std::string render_param(const Param& p, const FileNames& file_names)
@@ -94,7 +95,7 @@ std::string render_param(const Param& p, const FileNames& file_names)
     return render_value(p.value, p.role);
 }
 
-void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, const FileNames& file_names)
+void render_tree(std::ostream& out, const Sequence& seq, int depth, const FileNames& file_names)
 {
     const std::string indent(static_cast<size_t>(depth) * 2, ' ');
     for (const auto& node : seq) {
@@ -102,7 +103,7 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, co
             out << indent << "loop " << render_value(node.loop().iterations, Role::requests);
             if (node.loop().last_leaves_out > 0) out << " (the last leaves out " << node.loop().last_leaves_out << ")";
             out << " {\n";
-            render_sequence(out, node.loop().body, depth + 1, file_names);
+            render_tree(out, node.loop().body, depth + 1, file_names);
             out << indent << "}\n";
             continue;
         }
@@ -112,24 +113,6 @@ void render_sequence(std::ostringstream& out, const Sequence& seq, int depth, co
         for (const auto& p : e.params) out << ' ' << role_name(p.role) << '=' << render_param(p, file_names);
         out << render_times(e) << '\n';
     }
-}
-
-std::string json_string(std::string_view s)
-{
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            out += buf;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
 }
 
 std::string json_value(const Value& v, Role role)
@@ -163,7 +146,7 @@ std::string json_value(const Value& v, Role role)
     return out + "], \"alike_on_every_rank\": " + (v.alike_on_every_rank() ? "true" : "false") + "}}";
 }
 
-void json_sequence(std::ostringstream& out, const Sequence& seq)
+void json_sequence(std::ostream& out, const Sequence& seq)
 {
     out << '[';
     for (size_t i = 0; i < seq.size(); ++i) {
@@ -209,7 +192,64 @@ std::string format_start(int64_t seconds)
     return buf;
 }
 
+// The length of the valid UTF-8 sequence at the start of `s` (1 to 4), or 0 where its first byte
+// does not start one: a stray continuation byte, a truncated or overlong sequence, a surrogate, or a
+// code point past U+10FFFF.
+size_t utf8_sequence_length(std::string_view s)
+{
+    const auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+    const unsigned char lead = byte(0);
+    if (lead < 0x80) return 1;
+    size_t length = 0;
+    unsigned char low = 0x80;  // the bounds of the second byte, narrower after some lead bytes
+    unsigned char high = 0xbf;
+    if (lead >= 0xc2 && lead <= 0xdf) {
+        length = 2;
+    } else if (lead >= 0xe0 && lead <= 0xef) {
+        length = 3;
+        if (lead == 0xe0) low = 0xa0;   // overlong
+        if (lead == 0xed) high = 0x9f;  // surrogates
+    } else if (lead >= 0xf0 && lead <= 0xf4) {
+        length = 4;
+        if (lead == 0xf0) low = 0x90;   // overlong
+        if (lead == 0xf4) high = 0x8f;  // past U+10FFFF
+    } else {
+        return 0;
+    }
+    if (s.size() < length || byte(1) < low || byte(1) > high) return 0;
+    for (size_t i = 2; i < length; ++i) {
+        if (byte(i) < 0x80 || byte(i) > 0xbf) return 0;
+    }
+    return length;
+}
+
 }  // namespace
+
+std::string json_string(std::string_view s)
+{
+    std::string out = "\"";
+    while (!s.empty()) {
+        const char c = s.front();
+        const size_t length = utf8_sequence_length(s);
+        if (length == 0) {
+            out += "\xef\xbf\xbd";  // U+FFFD REPLACEMENT CHARACTER, for the one byte
+            s.remove_prefix(1);
+            continue;
+        }
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+            out += buf;
+        } else {
+            out.append(s.substr(0, length));
+        }
+        s.remove_prefix(length);
+    }
+    return out + "\"";
+}
 
 std::string render_signature(uint64_t signature)
 {
@@ -241,9 +281,8 @@ std::string render_value(const Value& value, Role role)
     return out;
 }
 
-std::string render_text(const Trace& trace)
+void render_text(std::ostream& out, const Trace& trace)
 {
-    std::ostringstream out;
     const auto& h = trace.header;
     out << "# h-trace trace\n"
         << "ranks " << h.ranks << "\n"
@@ -262,13 +301,18 @@ std::string render_text(const Trace& trace)
     for (const auto& [key, name] : h.file_names) out << "file_name " << key << " " << name << "\n";
     for (const auto& [key, text] : h.topologies) out << "topology " << key << " " << text << "\n";
     out << "\n";
-    render_sequence(out, trace.body, 0, h.file_names);
+    render_tree(out, trace.body, 0, h.file_names);
+}
+
+std::string render_text(const Trace& trace)
+{
+    std::ostringstream out;
+    render_text(out, trace);
     return out.str();
 }
 
-std::string render_json(const Trace& trace)
+void render_json(std::ostream& out, const Trace& trace)
 {
-    std::ostringstream out;
     const auto& h = trace.header;
     out << "{\"ranks\": " << h.ranks << ", \"precision\": " << h.precision << ", \"bins\": " << h.histogram.bins
         << ", \"rebalance\": " << h.histogram.rebalance_interval << ", \"seed\": " << h.seed
@@ -293,16 +337,74 @@ std::string render_json(const Trace& trace)
     out << "}, \"body\": ";
     json_sequence(out, trace.body);
     out << "}\n";
-    return out.str();
+}
+
+namespace {
+
+// Whole numbers print as such: a lossless trace stands for whole calls.
+std::string number(double x)
+{
+    if (x == std::floor(x) && std::fabs(x) < 9e15) return std::to_string(static_cast<int64_t>(x));
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", x);
+    return buf;
+}
+
+}  // namespace
+
+void Amount::add(int64_t value, uint64_t repeats, double weight)
+{
+    // Exact while no histogram's mean takes part and the sum fits 128 bits; repeats saturated at
+    // UINT64_MAX (loops nested beyond 2^64 calls) is not exact either.
+    Whole product = 0;
+    Whole sum = 0;
+    if (weight == 1 && repeats != UINT64_MAX && !__builtin_mul_overflow(Whole(value), Whole(repeats), &product) &&
+        !__builtin_add_overflow(whole_, product, &sum)) {
+        whole_ = sum;
+        return;
+    }
+    expected_ += double(value) * double(repeats) * weight;
+}
+
+void Amount::add_mean(double mean, uint64_t repeats, double weight)
+{
+    expected_ += mean * double(repeats) * weight;
+}
+
+void Amount::add(const Amount& other)
+{
+    Whole sum = 0;
+    if (__builtin_add_overflow(whole_, other.whole_, &sum)) {
+        expected_ += double(other.whole_);
+    } else {
+        whole_ = sum;
+    }
+    expected_ += other.expected_;
+}
+
+double Amount::approximate() const { return double(whole_) + expected_; }
+
+std::string Amount::to_string() const
+{
+    if (expected_ != 0) return number(approximate());
+    // Negated unsigned, so that the most negative value has its magnitude too.
+    __extension__ using Magnitude = unsigned __int128;
+    Magnitude rest = whole_ < 0 ? Magnitude(0) - Magnitude(whole_) : Magnitude(whole_);
+    std::string digits;
+    do {
+        digits.insert(digits.begin(), char('0' + int(rest % 10)));
+        rest /= 10;
+    } while (rest != 0);
+    return (whole_ < 0 ? "-" : "") + digits;
 }
 
 namespace {
 
 struct CallTotals {
-    double calls = 0;
-    double bytes = 0;
-    std::map<std::string, double> peers;
-    std::map<std::string, double> matched;
+    Amount calls;
+    Amount bytes;
+    std::map<std::string, Amount> peers;
+    std::map<std::string, Amount> matched;
 };
 
 std::string peer_key(const CommunicatorTable& comms, Rank caller, int64_t comm, int64_t value, Role role)
@@ -329,47 +431,63 @@ std::vector<std::pair<int64_t, double>> shares(const Value& v, Rank rank)
     return out;
 }
 
-// What a value averages to on one rank: its own value, or a histogram's mean.
-double expected_value(const Value& v, Rank rank)
-{
-    if (v.is_histogram()) return v.histogram().mean();
-    return double(v.value_for(rank).value_or(0));
-}
+// Walks the trace for a view that counts: loops of exact counts visited once (fold_exact_loops), and
+// at most `max_calls` calls visited one by one, where loops must be walked iteration by iteration.
+class CountingWalk {
+public:
+    CountingWalk(const Trace& trace, uint64_t max_calls) : cursor_(trace, nullptr, true), max_calls_(max_calls) {}
+
+    // Calls `visit(event, rank, comms, repeats, weight)` for each participant of each instance; an
+    // error when there are more than max_calls of them.
+    template <typename Visit>
+    RenderError run(Visit&& visit)
+    {
+        uint64_t visited = 0;
+        while (const auto instance = cursor_.next()) {
+            // An instance none of whose ranks is active costs a step too.
+            visited += std::max<size_t>(instance->participants->size(), 1);
+            if (visited > max_calls_) {
+                return "more than --max-calls " + std::to_string(max_calls_) +
+                       " calls to visit one by one (loops that make or free communicators, or whose ranks have "
+                       "more than 64 different counts, are walked iteration by iteration)";
+            }
+            for (Rank r : *instance->participants) {
+                visit(*instance->event, r, cursor_.communicators(), instance->repeats, instance->weight);
+            }
+        }
+        return {};
+    }
+
+private:
+    WalkCursor cursor_;
+    uint64_t max_calls_;
+};
 
 using PerRankTotals = std::map<Rank, std::map<std::string, CallTotals>>;
 
-PerRankTotals count_calls(const Trace& trace)
+RenderError count_calls(const Trace& trace, uint64_t max_calls, PerRankTotals& totals)
 {
-    PerRankTotals totals;
-    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms, double weight) {
+    CountingWalk walk(trace, max_calls);
+    return walk.run([&](const Event& e, Rank r, const CommunicatorTable& comms, uint64_t repeats, double weight) {
         auto& t = totals[r][std::string(operation_name(e.op))];
-        t.calls += weight;
+        t.calls.add(1, repeats, weight);
         const Value* comm = e.find(Role::comm);
         const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
         for (const auto& p : e.params) {
             for (const auto& [value, share] : shares(p.value, r)) {
                 const double calls = weight * share;
                 if (p.role == Role::bytes || p.role == Role::recv_bytes || p.role == Role::target_bytes) {
-                    t.bytes += double(value) * calls;
+                    t.bytes.add(value, repeats, calls);
                 }
                 if (p.role == Role::peer || p.role == Role::source || p.role == Role::root) {
-                    t.peers[peer_key(comms, r, comm_id, value, p.role)] += calls;
+                    t.peers[peer_key(comms, r, comm_id, value, p.role)].add(1, repeats, calls);
                 }
-                if (p.role == Role::matched_peer) t.matched[peer_key(comms, r, comm_id, value, p.role)] += calls;
+                if (p.role == Role::matched_peer) {
+                    t.matched[peer_key(comms, r, comm_id, value, p.role)].add(1, repeats, calls);
+                }
             }
         }
     });
-    walker.run();
-    return totals;
-}
-
-// Whole numbers print as such: a lossless trace stands for whole calls.
-std::string number(double x)
-{
-    if (x == std::floor(x) && std::fabs(x) < 9e15) return std::to_string(static_cast<int64_t>(x));
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", x);
-    return buf;
 }
 
 std::string_view kind_name(OperationKind kind)
@@ -397,91 +515,172 @@ std::string_view kind_name(OperationKind kind)
     return "unknown";
 }
 
+// One line of --sequence: rank `r`'s call `e`. `pending` is how many requests the rank has pending,
+// as the tracer counts them: completed sets name the oldest by that count.
+void sequence_line(std::string& out, const Event& e, Rank r, const CommunicatorTable& comms, uint32_t& pending)
+{
+    out = std::to_string(r) + ' ' + std::string(kind_name(operation_kind(e.op))) + ' ' +
+          std::string(operation_name(e.op));
+    const Value* comm = e.find(Role::comm);
+    const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
+    std::vector<int64_t> completed_set;
+    bool completed_set_exact = true;
+    for (const auto& p : e.params) {
+        if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key || p.role == Role::remote_leader) {
+            continue;
+        }
+        const auto value = p.value.value_for(r);
+        if (p.role == Role::completed_set) {
+            completed_set_exact = completed_set_exact && value.has_value();
+            if (value) completed_set.push_back(*value);
+            continue;
+        }
+        out += ' ' + std::string(role_name(p.role)) + '=';
+        if (!value) {
+            out += render_value(p.value, p.role);
+        } else if (p.role == Role::comm) {
+            const auto* members = comms.members(r, *value);
+            std::vector<Rank> sorted = members ? *members : std::vector<Rank>{};
+            std::sort(sorted.begin(), sorted.end());
+            out += members ? RankList::from_sorted(sorted).to_string() : "unknown";
+        } else if (role_is_peer(p.role) || p.role == Role::root) {
+            out += peer_key(comms, r, comm_id, *value, p.role);
+        } else {
+            out += std::to_string(*value);
+        }
+    }
+    if (!completed_set.empty() || !completed_set_exact) {
+        // How many requests the call completed, which a reader of one rank's calls can check.
+        const auto positions = completed_set_exact ? decode_completed_set(completed_set, pending) : std::nullopt;
+        pending -= positions ? static_cast<uint32_t>(std::count_if(positions->begin(), positions->end(),
+                                                                   [&](uint32_t p) { return p < pending; }))
+                             : 0;
+        out += " completes=" + (positions ? std::to_string(positions->size()) : std::string("unknown"));
+        // Which of the rank's pending requests, newest first: a program's log can name them too.
+        for (size_t i = 0; positions && i < positions->size(); ++i) {
+            out += (i ? "," : " positions=") + std::to_string((*positions)[i]);
+        }
+    }
+    if (creates_request(e.op)) pending = std::min<uint32_t>(pending + 1, PendingRequests<int>::kKept);
+    out += '\n';
+}
+
+// The ranks one pass of --sequence writes: each keeps its lines in a temporary file until its turn,
+// so that memory does not grow with the output; a pass per this many ranks keeps the files open few.
+constexpr size_t kSequenceRanksPerPass = 256;
+
+using File = std::unique_ptr<std::FILE, int (*)(std::FILE*)>;
+
+// One pass: the lines of `ranks` (ascending), each rank's after the one before.
+RenderError sequence_pass(std::ostream& out, const Trace& trace, const std::vector<Rank>& ranks)
+{
+    std::vector<File> files;
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        files.emplace_back(std::tmpfile(), &std::fclose);
+        if (!files.back()) return std::string("cannot make a temporary file: ") + std::strerror(errno);
+    }
+    std::vector<uint32_t> pending(ranks.size(), 0);
+    std::string line;
+    WalkCursor cursor(trace, nullptr);
+    while (const auto instance = cursor.next()) {
+        for (Rank r : *instance->participants) {
+            const auto found = std::lower_bound(ranks.begin(), ranks.end(), r);
+            if (found == ranks.end() || *found != r) continue;
+            const auto slot = static_cast<size_t>(found - ranks.begin());
+            sequence_line(line, *instance->event, r, cursor.communicators(), pending[slot]);
+            if (std::fwrite(line.data(), 1, line.size(), files[slot].get()) != line.size()) {
+                return std::string("cannot write a temporary file: ") + std::strerror(errno);
+            }
+        }
+    }
+    char buffer[1 << 16];
+    for (auto& file : files) {
+        std::rewind(file.get());
+        size_t got = 0;
+        while ((got = std::fread(buffer, 1, sizeof buffer, file.get())) > 0) out.write(buffer, std::streamsize(got));
+        if (std::ferror(file.get())) return std::string("cannot read a temporary file: ") + std::strerror(errno);
+    }
+    return {};
+}
+
 }  // namespace
 
-std::string render_sequence(const Trace& trace)
+RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_calls)
 {
-    std::map<Rank, std::string> by_rank;
-    // How many requests each rank has pending, as the tracer counts them: completed sets name the
-    // oldest by that count.
-    std::map<Rank, uint32_t> pending;
-    TraceWalker walker(trace, [&](const Event& e, Rank r, const CommunicatorTable& comms, double) {
-        std::string& out = by_rank[r];
-        out += std::to_string(r) + ' ' + std::string(kind_name(operation_kind(e.op))) + ' ' +
-               std::string(operation_name(e.op));
-        const Value* comm = e.find(Role::comm);
-        const int64_t comm_id = comm ? comm->value_for(r).value_or(0) : 0;
-        std::vector<int64_t> completed_set;
-        bool completed_set_exact = true;
-        for (const auto& p : e.params) {
-            if (p.role == Role::new_comm || p.role == Role::color || p.role == Role::key ||
-                p.role == Role::remote_leader) {
-                continue;
-            }
-            const auto value = p.value.value_for(r);
-            if (p.role == Role::completed_set) {
-                completed_set_exact = completed_set_exact && value.has_value();
-                if (value) completed_set.push_back(*value);
-                continue;
-            }
-            out += ' ' + std::string(role_name(p.role)) + '=';
-            if (!value) {
-                out += render_value(p.value, p.role);
-            } else if (p.role == Role::comm) {
-                const auto* members = comms.members(r, *value);
-                std::vector<Rank> sorted = members ? *members : std::vector<Rank>{};
-                std::sort(sorted.begin(), sorted.end());
-                out += members ? RankList::from_sorted(sorted).to_string() : "unknown";
-            } else if (role_is_peer(p.role) || p.role == Role::root) {
-                out += peer_key(comms, r, comm_id, *value, p.role);
-            } else {
-                out += std::to_string(*value);
-            }
+    // Count the lines first, at the trace's cost, so that a loop of 10^15 iterations is refused at once,
+    // and the steps of the full walk (instances with and without active ranks), which each pass takes.
+    uint64_t lines = 0;
+    uint64_t steps = 0;
+    const auto add = [](uint64_t& sum, uint64_t more) { sum = more > UINT64_MAX - sum ? UINT64_MAX : sum + more; };
+    const auto times = [](uint64_t a, uint64_t b) {
+        uint64_t product = 0;
+        return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+    };
+    WalkCursor cursor(trace, nullptr, true);
+    uint64_t visited = 0;
+    // The ranks that make any call: a pass for the others would write nothing.
+    std::vector<char> calling(static_cast<size_t>(std::max(trace.header.ranks, 0)), 0);
+    while (const auto instance = cursor.next()) {
+        if (++visited > max_calls) {
+            return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls";
         }
-        uint32_t& rank_pending = pending[r];
-        if (!completed_set.empty() || !completed_set_exact) {
-            // How many requests the call completed, which a reader of one rank's calls can check.
-            const auto positions =
-                completed_set_exact ? decode_completed_set(completed_set, rank_pending) : std::nullopt;
-            rank_pending -= positions ? static_cast<uint32_t>(std::count_if(positions->begin(), positions->end(),
-                                                                     [&](uint32_t p) { return p < rank_pending; }))
-                                      : 0;
-            out += " completes=" + (positions ? std::to_string(positions->size()) : std::string("unknown"));
-            // Which of the rank's pending requests, newest first: a program's log can name them too.
-            for (size_t i = 0; positions && i < positions->size(); ++i) {
-                out += (i ? "," : " positions=") + std::to_string((*positions)[i]);
-            }
+        add(steps, instance->repeats);
+        add(lines, times(instance->repeats, instance->participants->size()));
+        for (Rank r : *instance->participants) calling[static_cast<size_t>(r)] = 1;
+    }
+    if (lines > max_calls) {
+        return "the sequence has " + std::to_string(lines) + " calls, more than --max-calls " +
+               std::to_string(max_calls);
+    }
+    if (steps > max_calls) {
+        return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls to visit";
+    }
+    std::vector<Rank> ranks;
+    for (size_t r = 0; r <= calling.size(); ++r) {
+        if (ranks.size() == kSequenceRanksPerPass || (r == calling.size() && !ranks.empty())) {
+            if (RenderError pass = sequence_pass(out, trace, ranks); !pass.empty()) return pass;
+            ranks.clear();
         }
-        if (creates_request(e.op)) rank_pending = std::min<uint32_t>(rank_pending + 1, PendingRequests<int>::kKept);
-        out += '\n';
-    });
-    walker.run();
-    std::string all;
-    for (const auto& [rank, text] : by_rank) all += text;
-    return all;
+        if (r < calling.size() && calling[r]) ranks.push_back(static_cast<Rank>(r));
+    }
+    return {};
 }
 
-std::string render_call_counts(const Trace& trace)
+RenderError render_call_counts(std::ostream& out, const Trace& trace, uint64_t max_calls)
 {
-    std::map<std::string, double> per_op;
-    for (const auto& [rank, ops] : count_calls(trace)) {
-        for (const auto& [name, t] : ops) per_op[name] += t.calls;
+    PerRankTotals totals;
+    if (RenderError error = count_calls(trace, max_calls, totals); !error.empty()) return error;
+    std::map<std::string, Amount> per_op;
+    for (const auto& [rank, ops] : totals) {
+        for (const auto& [name, t] : ops) per_op[name].add(t.calls);
     }
-    std::ostringstream out;
-    double total = 0;
+    Amount total;
     for (const auto& [name, calls] : per_op) {
-        out << name << ' ' << number(calls) << '\n';
-        total += calls;
+        out << name << ' ' << calls.to_string() << '\n';
+        total.add(calls);
     }
-    out << "total " << number(total) << '\n';
-    return out.str();
+    out << "total " << total.to_string() << '\n';
+    return {};
 }
 
-std::string render_call_counts_json(const Trace& trace)
+namespace {
+
+void json_counts(std::ostream& out, const std::map<std::string, Amount>& counts)
 {
-    const PerRankTotals totals = count_calls(trace);
-    std::map<std::string, double> per_op;
-    std::ostringstream out;
+    bool first = true;
+    for (const auto& [key, n] : counts) {
+        out << (first ? "" : ", ") << json_string(key) << ": " << n.to_string();
+        first = false;
+    }
+}
+
+}  // namespace
+
+RenderError render_call_counts_json(std::ostream& out, const Trace& trace, uint64_t max_calls)
+{
+    PerRankTotals totals;
+    if (RenderError error = count_calls(trace, max_calls, totals); !error.empty()) return error;
+    std::map<std::string, Amount> per_op;
     out << "{\"ranks\": " << trace.header.ranks << ", \"by_rank\": {";
     bool first_rank = true;
     for (const auto& [rank, ops] : totals) {
@@ -489,99 +688,98 @@ std::string render_call_counts_json(const Trace& trace)
         first_rank = false;
         bool first_op = true;
         for (const auto& [name, t] : ops) {
-            per_op[name] += t.calls;
-            out << (first_op ? "" : ", ") << json_string(name) << ": {\"calls\": " << number(t.calls)
-                << ", \"bytes\": " << number(t.bytes) << ", \"peers\": {";
+            per_op[name].add(t.calls);
+            out << (first_op ? "" : ", ") << json_string(name) << ": {\"calls\": " << t.calls.to_string()
+                << ", \"bytes\": " << t.bytes.to_string() << ", \"peers\": {";
             first_op = false;
-            bool first = true;
-            for (const auto& [peer, n] : t.peers) {
-                out << (first ? "" : ", ") << json_string(peer) << ": " << number(n);
-                first = false;
-            }
+            json_counts(out, t.peers);
             out << "}, \"matched\": {";
-            first = true;
-            for (const auto& [peer, n] : t.matched) {
-                out << (first ? "" : ", ") << json_string(peer) << ": " << number(n);
-                first = false;
-            }
+            json_counts(out, t.matched);
             out << "}}";
         }
         out << '}';
     }
     out << "}, \"operations\": {";
-    bool first = true;
-    for (const auto& [name, calls] : per_op) {
-        out << (first ? "" : ", ") << json_string(name) << ": " << number(calls);
-        first = false;
-    }
+    json_counts(out, per_op);
     out << "}}\n";
-    return out.str();
+    return {};
 }
 
-CommunicationMatrix communication_matrix(const Trace& trace)
+CommunicationMatrix communication_matrix(const Trace& trace, uint64_t max_calls)
 {
     CommunicationMatrix matrix;
     matrix.ranks = trace.header.ranks;
-    TraceWalker walker(trace, [&](const Event& e, Rank sender, const CommunicatorTable& comms, double weight) {
+    CountingWalk walk(trace, max_calls);
+    matrix.error = walk.run([&](const Event& e, Rank sender, const CommunicatorTable& comms, uint64_t repeats,
+                                double weight) {
         const auto kind = operation_kind(e.op);
         if (kind != OperationKind::send && kind != OperationKind::sendrecv && kind != OperationKind::start) return;
         // A started persistent receive carries recv_bytes, a started send bytes, as replay tells them apart.
         const Value* bytes = e.find(Role::bytes);
         const Value* peer = e.find(Role::peer);
         if (!bytes || !peer) return;
-        const double size = expected_value(*bytes, sender);
         const Value* comm = e.find(Role::comm);
         const int64_t comm_id = comm ? comm->value_for(sender).value_or(0) : 0;
         for (const auto& [relative, share] : shares(*peer, sender)) {
             if (relative == kProcNull) continue;  // a send to MPI_PROC_NULL moves nothing
             const auto receiver = comms.world_peer(sender, comm_id, relative);
             Traffic& traffic = receiver ? matrix.pairs[{sender, *receiver}] : matrix.unresolved;
-            traffic.messages += weight * share;
-            traffic.bytes += weight * share * size;
+            traffic.messages.add(1, repeats, weight * share);
+            // A size that is a histogram counts by its mean.
+            if (bytes->is_histogram()) {
+                traffic.bytes.add_mean(bytes->histogram().mean(), repeats, weight * share);
+            } else {
+                traffic.bytes.add(bytes->value_for(sender).value_or(0), repeats, weight * share);
+            }
         }
     });
-    walker.run();
+    if (!matrix.error.empty()) {
+        matrix.pairs.clear();
+        matrix.unresolved = {};
+    }
     return matrix;
 }
 
-std::string render_matrix(const Trace& trace)
+RenderError render_matrix(std::ostream& out, const Trace& trace, uint64_t max_calls)
 {
-    const CommunicationMatrix matrix = communication_matrix(trace);
-    std::ostringstream out;
+    const CommunicationMatrix matrix = communication_matrix(trace, max_calls);
+    if (!matrix.error.empty()) return matrix.error;
     out << "# point-to-point traffic between world ranks (collectives are not pairwise: left out)\n"
         << "# sender receiver messages bytes\n";
     Traffic total;
     for (const auto& [pair, traffic] : matrix.pairs) {
-        out << pair.first << ' ' << pair.second << ' ' << number(traffic.messages) << ' ' << number(traffic.bytes)
+        out << pair.first << ' ' << pair.second << ' ' << traffic.messages.to_string() << ' '
+            << traffic.bytes.to_string() << '\n';
+        total.messages.add(traffic.messages);
+        total.bytes.add(traffic.bytes);
+    }
+    out << "total " << total.messages.to_string() << ' ' << total.bytes.to_string() << '\n';
+    if (matrix.unresolved.messages.approximate() > 0) {
+        out << "unresolved " << matrix.unresolved.messages.to_string() << ' ' << matrix.unresolved.bytes.to_string()
             << '\n';
-        total.messages += traffic.messages;
-        total.bytes += traffic.bytes;
     }
-    out << "total " << number(total.messages) << ' ' << number(total.bytes) << '\n';
-    if (matrix.unresolved.messages > 0) {
-        out << "unresolved " << number(matrix.unresolved.messages) << ' ' << number(matrix.unresolved.bytes) << '\n';
-    }
-    return out.str();
+    return {};
 }
 
-std::string render_matrix_json(const Trace& trace)
+RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t max_calls)
 {
-    const CommunicationMatrix matrix = communication_matrix(trace);
-    std::ostringstream out;
+    const CommunicationMatrix matrix = communication_matrix(trace, max_calls);
+    if (!matrix.error.empty()) return matrix.error;
     out << "{\"ranks\": " << matrix.ranks << ", \"pairs\": [";
     Traffic total;
     bool first = true;
     for (const auto& [pair, traffic] : matrix.pairs) {
         out << (first ? "" : ", ") << "{\"from\": " << pair.first << ", \"to\": " << pair.second
-            << ", \"messages\": " << number(traffic.messages) << ", \"bytes\": " << number(traffic.bytes) << '}';
+            << ", \"messages\": " << traffic.messages.to_string() << ", \"bytes\": " << traffic.bytes.to_string()
+            << '}';
         first = false;
-        total.messages += traffic.messages;
-        total.bytes += traffic.bytes;
+        total.messages.add(traffic.messages);
+        total.bytes.add(traffic.bytes);
     }
-    out << "], \"total\": {\"messages\": " << number(total.messages) << ", \"bytes\": " << number(total.bytes)
-        << "}, \"unresolved\": {\"messages\": " << number(matrix.unresolved.messages)
-        << ", \"bytes\": " << number(matrix.unresolved.bytes) << "}}\n";
-    return out.str();
+    out << "], \"total\": {\"messages\": " << total.messages.to_string() << ", \"bytes\": " << total.bytes.to_string()
+        << "}, \"unresolved\": {\"messages\": " << matrix.unresolved.messages.to_string()
+        << ", \"bytes\": " << matrix.unresolved.bytes.to_string() << "}}\n";
+    return {};
 }
 
 }  // namespace htrace

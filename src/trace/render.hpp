@@ -3,43 +3,84 @@
 
 #include "trace/event.hpp"
 
+#include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
 
 namespace htrace {
 
+// Every view writes to `out` as it goes: what it holds in memory is bounded by the trace (and per-rank
+// state), never by the text it writes. JSON strings are always valid UTF-8 (see json_string).
+void render_text(std::ostream& out, const Trace& trace);
+// The same as one string, for messages that quote a small trace (the proofs).
 std::string render_text(const Trace& trace);
-std::string render_json(const Trace& trace);
+void render_json(std::ostream& out, const Trace& trace);
+
+// How many calls a view may visit one by one before it gives up with a message (h-dump --max-calls):
+// loops of exact counts cost the counting views nothing (WalkCursor's fold_exact_loops), but
+// --sequence prints every call, and a loop that makes communicators is walked iteration by iteration.
+constexpr uint64_t kDefaultMaxCalls = 100'000'000;
+
+// A count the trace stands for: a whole number where every loop around the calls has an exact count
+// (kept exactly, beyond 2^53 too), plus what loops whose counts are histograms add by their means.
+class Amount {
+public:
+    // `value` `repeats` times, times `weight` (a histogram loop's expected share; 1 outside them).
+    void add(int64_t value, uint64_t repeats, double weight);
+    // A histogram's mean value, which is never exact.
+    void add_mean(double mean, uint64_t repeats, double weight);
+    void add(const Amount& other);
+    double approximate() const;
+    // "12", or "12.50" where a histogram's mean made it fractional.
+    std::string to_string() const;
+
+private:
+    __extension__ typedef __int128 Whole;
+    Whole whole_ = 0;
+    double expected_ = 0;
+};
+
+// What a view that walks the trace tells its caller: empty, or why it wrote nothing ("the sequence
+// has 12 calls, more than --max-calls 10").
+using RenderError = std::string;
 
 // Per MPI function, how many calls the trace stands for: all ranks, loops expanded.
-std::string render_call_counts(const Trace& trace);
+RenderError render_call_counts(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
 // The same per rank with bytes, peers (world ranks) and matched sources, as JSON.
-std::string render_call_counts_json(const Trace& trace);
+RenderError render_call_counts_json(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
 
 // Each rank's calls in the order it made them, one per line: "3 send MPI_Isend peer=4 tag=1
 // bytes=800 comm=0-3", with peers and roots as world ranks and communicators as their members, so
-// two traces of the same communication print the same lines whatever their communicator ids.
-std::string render_sequence(const Trace& trace);
+// two traces of the same communication print the same lines whatever their communicator ids. Refuses
+// (writing nothing) when there are more than `max_calls` lines to write.
+RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
 
 // Point-to-point traffic between world ranks over the whole job, loops expanded: what each rank
 // sent to each other rank by sends, the send side of MPI_Sendrecv(_replace) and started persistent
 // sends. Collectives are not pairwise and are left out. A value that is a histogram counts by its
 // expected value: sizes by their mean, peers spread over their bins, as h-dump --calls counts them.
 struct Traffic {
-    double messages = 0;
-    double bytes = 0;
+    Amount messages;
+    Amount bytes;
 };
 struct CommunicationMatrix {
     int32_t ranks = 0;
     std::map<std::pair<Rank, Rank>, Traffic> pairs;  // (sender, receiver): only pairs that communicated
     Traffic unresolved;  // sends to a peer the trace cannot name (a communicator it never saw made)
+    RenderError error;   // the walk had more than max_calls calls to visit: the rest is empty
 };
-CommunicationMatrix communication_matrix(const Trace& trace);
+CommunicationMatrix communication_matrix(const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
 // One line per pair, "sender receiver messages bytes", then the totals.
-std::string render_matrix(const Trace& trace);
+RenderError render_matrix(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
 // The same as JSON: {"ranks", "pairs": [{"from", "to", "messages", "bytes"}], "total", "unresolved"}.
-std::string render_matrix_json(const Trace& trace);
+RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
+
+// `s` as a JSON string: quotes, backslashes and control characters escaped, and each byte that is not
+// part of valid UTF-8 (a file name of any bytes, a damaged header) replaced by U+FFFD.
+std::string json_string(std::string_view s);
 
 std::string render_value(const Value& value, Role role);
 // A call-site signature in hex as h-dump shows it ("89abcdef"), also for messages that name a

@@ -226,6 +226,21 @@ void collect_participants(const Sequence& seq, std::vector<Rank>& out)
     }
 }
 
+bool changes_communicators(const Sequence& seq)
+{
+    return std::any_of(seq.begin(), seq.end(), [](const Node& node) {
+        if (node.is_loop()) return changes_communicators(node.loop().body);
+        const auto kind = operation_kind(node.event().op);
+        return kind == OperationKind::comm_create || kind == OperationKind::comm_free;
+    });
+}
+
+uint64_t saturating_product(uint64_t a, uint64_t b)
+{
+    uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+
 bool meets_across_ranks(const Sequence& seq)
 {
     for (const auto& node : seq) {
@@ -256,8 +271,10 @@ bool count_drawn_for_all(const Loop& loop)
     return loop.iterations.is_histogram() && (loop.iterations.alike_on_every_rank() || meets_across_ranks(loop.body));
 }
 
-WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws)
-    : trace_(trace), draws_(draws), communicators_(trace.header.ranks)
+WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws) : WalkCursor(trace, draws, false) {}
+
+WalkCursor::WalkCursor(const Trace& trace, HistogramSampler* draws, bool fold_exact_loops)
+    : trace_(trace), draws_(draws), fold_exact_loops_(fold_exact_loops), communicators_(trace.header.ranks)
 {
     Frame top;
     top.sequence = &trace.body;
@@ -304,7 +321,7 @@ std::optional<EventInstance> WalkCursor::next()
         if (kind == OperationKind::comm_create) communicators_.create(event, participants_);
         if (kind == OperationKind::comm_free) to_free_ = &event;
         return EventInstance{&event, &participants_, frame.weight,
-                             shared_count_frames_ > 0 ? shared_draw_iteration_ : 0};
+                             shared_count_frames_ > 0 ? shared_draw_iteration_ : 0, frame.repeats};
     }
     return std::nullopt;
 }
@@ -316,7 +333,13 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     frame.sequence = &loop.body;
     frame.loop = &loop;
     frame.weight = outer.weight;
+    frame.repeats = outer.repeats;
     frame.active = outer.active;
+    if (draws_ == nullptr && !active_in(loop, frame.active)) return;
+    if (fold_exact_loops_ && draws_ == nullptr && !loop.iterations.is_histogram() &&
+        !changes_communicators(loop.body) && fold(loop, frame)) {
+        return;
+    }
     if (loop.iterations.is_histogram() && draws_ == nullptr) {
         frame.weight *= loop.iterations.histogram().mean();
     } else if (loop.iterations.is_exact()) {
@@ -364,6 +387,44 @@ void WalkCursor::enter(const Loop& loop, const Frame& outer)
     stack_.push_back(std::move(frame));
 }
 
+// Whether any of the active ranks takes part in the loop. One that none does would be iterated for
+// nothing, and a hostile count (a loop of 10^15 around an event of other ranks, or around nothing)
+// would spin there: a walk that draws nothing skips it. Replay's draws stay as they were.
+bool WalkCursor::active_in(const Loop& loop, const std::vector<char>& active)
+{
+    const auto& participants = participants_of(loop);
+    return std::any_of(participants.begin(), participants.end(), [&](Rank r) {
+        return r >= 0 && static_cast<size_t>(r) < active.size() && active[static_cast<size_t>(r)];
+    });
+}
+
+// For readers that count (fold_exact_loops): the body once for each count the active ranks have,
+// with those ranks, standing for that many iterations; the last group goes on the stack first, so
+// the groups are walked in ascending count. Where the ranks have more than a few different counts
+// (each group holds a flag per rank), nothing is pushed and the loop is iterated as usual.
+bool WalkCursor::fold(const Loop& loop, const Frame& base)
+{
+    constexpr size_t kMostGroups = 64;
+    std::map<int64_t, std::vector<char>> groups;  // count -> the active ranks that have it
+    for (size_t r = 0; r < base.active.size(); ++r) {
+        if (!base.active[r]) continue;
+        const int64_t count = loop.iterations.value_for(static_cast<Rank>(r)).value_or(0);
+        if (count <= 0) continue;
+        auto [group, inserted] = groups.try_emplace(count);
+        if (inserted && groups.size() > kMostGroups) return false;
+        if (inserted) group->second.assign(base.active.size(), 0);
+        group->second[r] = 1;
+    }
+    for (auto group = groups.rbegin(); group != groups.rend(); ++group) {
+        Frame frame = base;
+        frame.active = std::move(group->second);
+        frame.folded_count = static_cast<uint64_t>(group->first);
+        frame.repeats = saturating_product(base.repeats, frame.folded_count);
+        stack_.push_back(std::move(frame));
+    }
+    return true;
+}
+
 // `frames`: +1 entering a loop whose count was drawn for all, -1 leaving one, 0 for its next iteration.
 void WalkCursor::next_shared_iteration(int frames)
 {
@@ -383,6 +444,11 @@ bool WalkCursor::leave_out_rest(Frame& frame)
             any = any || frame.active[r];
         }
         return !any;
+    }
+    if (frame.folded_count > 0) {  // the rest of the body runs in all iterations but the last
+        // repeats is the outer ones times the count, unless it saturated.
+        if (frame.repeats != UINT64_MAX) frame.repeats = frame.repeats / frame.folded_count * (frame.folded_count - 1);
+        return frame.folded_count == 1;
     }
     if (frame.loop->iterations.is_histogram() && draws_ == nullptr) {
         const Histogram& counts = frame.loop->iterations.histogram();

@@ -91,6 +91,10 @@ struct EventInstance {
     // a number of its own for each iteration of the innermost such loop (and for the rest of an outer
     // one's iteration after an inner one ends): causal replay checks that each iteration is closed.
     uint64_t shared_draw_iteration = 0;
+    // How many visits of the full walk this one stands for: the product of the counts of the loops
+    // the walk visited once (WalkCursor's fold_exact_loops; 1 otherwise), up to UINT64_MAX. Kept
+    // apart from `weight` so that counts stay exact integers beyond 2^53.
+    uint64_t repeats = 1;
 };
 
 // The walk as a cursor: each next() gives the following instance, so a reader can stop, keep what it
@@ -104,6 +108,12 @@ struct EventInstance {
 class WalkCursor {
 public:
     WalkCursor(const Trace& trace, HistogramSampler* draws);
+    // For readers that only count (h-dump --calls, --matrix): with `fold_exact_loops`, a loop whose
+    // count is exact or per rank and whose body creates or frees no communicator (so that every
+    // iteration meets the same communicators) is visited once for each count its ranks have (up to
+    // 64 different counts), standing for that count (EventInstance::repeats): the walk costs the
+    // trace's size, not the calls it stands for. Instances come in another order than the full walk's.
+    WalkCursor(const Trace& trace, HistogramSampler* draws, bool fold_exact_loops);
     // The next instance, or nullopt at the end. The communicator table already knows a communicator
     // the instance creates, and still knows one it frees until the following call.
     std::optional<EventInstance> next();
@@ -123,9 +133,13 @@ private:
         std::vector<char> loop_active;     // with per-rank counts: who took part when the loop started
         bool count_shared = false;         // its count was drawn once for all participants
         bool past_cut = false;             // this pass is past where a last iteration stops (Loop)
+        uint64_t repeats = 1;              // see EventInstance::repeats
+        uint64_t folded_count = 0;         // a loop visited once for this count (fold_exact_loops)
     };
 
     void enter(const Loop& loop, const Frame& outer);
+    bool fold(const Loop& loop, const Frame& base);
+    bool active_in(const Loop& loop, const std::vector<char>& active);
     void restrict_to_iteration(Frame& frame);
     bool leave_out_rest(Frame& frame);
     const std::vector<Rank>& participants_of(const Loop& loop);
@@ -135,6 +149,7 @@ private:
 
     const Trace& trace_;
     HistogramSampler* draws_;
+    bool fold_exact_loops_ = false;
     std::vector<Frame> stack_;
     std::map<const Loop*, std::vector<Rank>> loop_participants_;
     std::map<const Loop*, bool> loop_count_shared_;
