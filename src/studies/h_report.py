@@ -7,7 +7,8 @@ on, without the tools: a single self-contained file (inline SVG and CSS, no scri
 The page shows, from `h-dump --json`, `h-dump --matrix --json` and `h-dump --calls --json`:
 
 1. the header: ranks, merge precision, histogram settings, seed, MPI library, command line, start
-   time, traced time, the file names the job used, and the trace's size;
+   time, the run's id and host, traced time, the file names the job used, and the trace's size; for a
+   trace h-merge made of partial files, that it is incomplete and where each rank stopped;
 2. the loop structure: the trace's events and loops, nested as `h-dump TRACE` shows them (the first
    MAX_STRUCTURE_NODES of them; the page says how many it left out);
 3. every value that is a histogram (a parameter merged below precision 100, or a loop count) as a
@@ -439,6 +440,21 @@ def start_text(start_time):
     return started.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def run_facts(header):
+    """The run's identity (format 16) and, for a trace h-merge made of partial files, where each rank
+    stopped: a reader must not take an incomplete trace for a whole run."""
+    facts = []
+    if header.get("run_id", "0") not in ("0", "", None):
+        facts.append(("Run", f"{header['run_id']} on {header.get('host', '?')}"))
+    stops = header.get("stops") or []
+    if header.get("incomplete"):
+        shown = "; ".join(f"rank {stop['rank']} stopped after {number(stop['calls'])} calls ({stop['reason']})"
+                          for stop in stops[:16])
+        more = f"; {number(len(stops) - 16)} more" if len(stops) > 16 else ""
+        facts.append(("Incomplete (the job ended before MPI_Finalize)", shown + more))
+    return facts
+
+
 def header_section(header, trace_path, summary, totals):
     facts = [
         ("Trace file", f"{trace_path} ({number(os.path.getsize(trace_path))} bytes)"),
@@ -449,6 +465,7 @@ def header_section(header, trace_path, summary, totals):
         ("MPI library", header["mpi"]),
         ("Command line", header["command"]),
         ("Started", start_text(header["start_time"])),
+        *run_facts(header),
         ("Traced time (MPI_Init to MPI_Finalize, slowest rank)", f"{header['traced_seconds']:.6g} s"),
         ("Events and loops in the trace", number(summary.nodes)),
         ("Values merged into histograms", number(summary.histogram_count)),

@@ -136,6 +136,13 @@ def stand_in_cases(h_report, scratch):
     for start in (1e300, 2**70, -(2**70)):
         h_dump = fake_h_dump(scratch, "start", encoded(valid_trace(start_time=start)), encoded(MATRIX), encoded(CALLS))
         expect_page(h_report, h_dump, trace, output, [f"{start} s since 1970 (not a date)"])
+    # An incomplete trace (h-merge's) says so, with where each rank stopped.
+    stops = [{"rank": 0, "calls": 12345, "reason": "SIGTERM"}, {"rank": 1, "calls": 7, "reason": "MPI_Abort"}]
+    incomplete = valid_trace(run_id="00c0ffee", host="node7", incomplete=True, stops=stops)
+    incomplete["body"] = incomplete.pop("body")  # h-dump writes the body last
+    h_dump = fake_h_dump(scratch, "incomplete", encoded(incomplete), encoded(MATRIX), encoded(CALLS))
+    expect_page(h_report, h_dump, trace, output, ["00c0ffee on node7", "rank 0 stopped after 12,345 calls (SIGTERM)",
+                                                  "rank 1 stopped after 7 calls (MPI_Abort)"])
     # 3. A missing field, and fields of odd types.
     missing = valid_trace()
     del missing["body"]
