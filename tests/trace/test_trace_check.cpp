@@ -5,6 +5,7 @@
 #include "trace/trace_check.hpp"
 
 #include "support/trace_builders.hpp"
+#include "trace/file_names.hpp"
 #include "trace/limits.hpp"
 #include "trace/trace_file.hpp"
 
@@ -282,4 +283,20 @@ TEST_CASE("the walk's steps count every participant's call and every iteration")
     Trace t = good_trace();
     // The loop: 1 + 12 (its largest count) x (64 sends + 1); then 64 opens and 64 barriers.
     CHECK(walk_steps(t.body) == 1 + 12 * 65 + 64 + 64);
+}
+
+TEST_CASE("the tracer stores any file name a program gives as a pattern the reader takes")
+{
+    // Bytes that are no UTF-8 become U+FFFD; a rank padded wider than 16 digits stays literal; a name
+    // longer than file systems take keeps its beginning.
+    CHECK(file_name_pattern("out_\xff\xfe_0003.dat", 3) == "out_\xef\xbf\xbd\xef\xbf\xbd_{rank:04}.dat");
+    CHECK(file_name_pattern("out_" + std::string(19, '0') + "3.dat", 3) == "out_" + std::string(19, '0') + "3.dat");
+    const std::string braces(5000, '{');
+    for (const std::string& name : {std::string("out_\xff\xfe_0003.dat"), braces, std::string(9000, 'a') + "_3",
+                                    "dir\xc0\xaf" + std::string(3000, '}') + "_0003"}) {
+        Trace t = good_trace();
+        t.header.file_names[11] = file_name_pattern(name, 3);
+        CHECK(t.header.file_names[11].size() <= limits::kMostNameBytes);
+        CHECK(refusal(t) == "");
+    }
 }
