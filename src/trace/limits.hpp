@@ -49,6 +49,12 @@ inline constexpr int64_t kMostValue = int64_t{1} << 62;
 // would take h-dump --calls or a replay days, and is a damaged file.
 inline constexpr int64_t kMostLoopIterations = int64_t{1} << 40;
 inline constexpr uint64_t kMostWalkSteps = uint64_t{1} << 40;
+// Each call an event stands for recorded its compute time, so the events' counts of those are the
+// calls of the run: a walk (loop counts at their means) may make kCallsPerRecorded times as many,
+// plus kUnrecordedCalls (traces built without times), and no more. A loop count bumped by damage
+// makes millions of times more.
+inline constexpr double kCallsPerRecorded = 64;
+inline constexpr double kUnrecordedCalls = double(1 << 24);
 
 // Times, in seconds: the traced run (MPI_Init to MPI_Finalize) at most 10^7 s (116 days); one
 // computation gap at most the traced run, plus kComputeSlack for clocks that disagree.

@@ -148,6 +148,14 @@ public:
             return "corrupt: a walk of the trace takes up to " + std::to_string(steps) + " steps (at most " +
                    std::to_string(kMostWalkSteps) + ": loop counts too large)";
         }
+        // Each call recorded its compute time: loop counts that make many more calls than the events
+        // recorded were not traced.
+        const double expected = expected_calls(trace_.body);
+        const double recorded = recorded_calls(trace_.body);
+        if (expected > kUnrecordedCalls + kCallsPerRecorded * recorded) {
+            return "corrupt: loop counts make " + number(expected) + " calls of events that recorded " +
+                   number(recorded);
+        }
         return {};
     }
 
@@ -350,6 +358,44 @@ std::string check_trace(const Trace& trace)
 {
     if (auto problem = check_header(trace.header); !problem.empty()) return problem;
     return Checker(trace).run();
+}
+
+double expected_calls(const Sequence& sequence)
+{
+    double calls = 0;
+    for (const auto& node : sequence) {
+        if (node.is_event()) {
+            calls += static_cast<double>(node.event().ranks.size());
+            continue;
+        }
+        const Value& count = node.loop().iterations;
+        double mean = 0;
+        if (count.is_exact()) {
+            mean = static_cast<double>(count.exact());
+        } else if (count.is_histogram()) {
+            mean = count.histogram().mean();
+        } else {
+            // value + i * step over the i-th of n ranks: on average value + step * (n - 1) / 2.
+            double ranks = 0;
+            for (const auto& entry : count.per_rank_entries()) {
+                const auto n = static_cast<double>(entry.ranks.size());
+                mean += n * (static_cast<double>(entry.value) + static_cast<double>(entry.step) * (n - 1) / 2);
+                ranks += n;
+            }
+            mean = ranks > 0 ? mean / ranks : 0;
+        }
+        calls += std::max(mean, 0.0) * expected_calls(node.loop().body);
+    }
+    return calls;
+}
+
+double recorded_calls(const Sequence& sequence)
+{
+    double calls = 0;
+    for (const auto& node : sequence) {
+        calls += node.is_event() ? static_cast<double>(node.event().compute.count) : recorded_calls(node.loop().body);
+    }
+    return calls;
 }
 
 uint64_t walk_steps(const Sequence& sequence)

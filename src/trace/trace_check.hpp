@@ -30,4 +30,9 @@ std::string check_trace(const Trace& trace);
 // iteration of each loop, at the largest counts its values allow), saturating at UINT64_MAX.
 uint64_t walk_steps(const Sequence& sequence);
 
+// The calls a walk makes on average (loop counts at their means), and the calls the events say they
+// stand for (the counts of their compute times): a traced run gives both alike.
+double expected_calls(const Sequence& sequence);
+double recorded_calls(const Sequence& sequence);
+
 }  // namespace htrace

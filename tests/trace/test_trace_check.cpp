@@ -300,3 +300,19 @@ TEST_CASE("the tracer stores any file name a program gives as a pattern the read
         CHECK(refusal(t) == "");
     }
 }
+
+TEST_CASE("a loop count bumped far beyond the calls its events recorded is refused")
+{
+    // Each send recorded its compute time: 12 iterations x 64 ranks at most. A count of 2^30 on two
+    // ranks is within the limit of one loop, but would have h-dump --calls and replay make 2^31 sends.
+    Trace t = good_trace();
+    sends(t).compute = TimeStats{};
+    for (int i = 0; i < 11 * kRanks; ++i) sends(t).compute.add(1e-6);
+    std::vector<Rank> others;
+    for (Rank r = 2; r < kRanks; ++r) others.push_back(r);
+    t.body.at(0).loop().iterations =
+        Value(std::vector<PerRankValue>{{int64_t{1} << 30, RankList::from_sorted({0, 1})}, {11, RankList::from_sorted(others)}});
+    CHECK(contains(refusal(t), "corrupt: loop counts make"));
+    t.body.at(0).loop().iterations = Value(int64_t{11});
+    CHECK(refusal(t) == "");
+}
