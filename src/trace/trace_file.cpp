@@ -686,8 +686,6 @@ public:
         return as_count_multiple ? static_cast<double>(in_.unsigned_int()) / static_cast<double>(count) : in_.real();
     }
 
-    // Formats 6 to 9: every histogram with its config, bins each with its min and width, extremes
-    // with their values.
     // A histogram's own configuration, within what the header's may be.
     HistogramConfig own_config()
     {
@@ -702,6 +700,8 @@ public:
         return HistogramConfig{static_cast<uint32_t>(bins), static_cast<uint32_t>(rebalance)};
     }
 
+    // Formats 6 to 9: every histogram with its config, bins each with its min and width, extremes
+    // with their values.
     Histogram histogram_before_10()
     {
         const HistogramConfig config = own_config();
@@ -989,7 +989,9 @@ public:
         std::vector<Op> ops;
         for (size_t i = 0; i < n && in_.ok(); ++i) {
             const std::string name = in_.text(limits::kMostNameBytes);
-            if (!is_valid_utf8(name)) in_.fail("corrupt: the name of unmodelled operation " + std::to_string(i) + " is not valid UTF-8");
+            if (!is_valid_utf8(name)) {
+                in_.fail("corrupt: the name of unmodelled operation " + std::to_string(i) + " is not valid UTF-8");
+            }
             if (in_.ok()) ops.push_back(operation_by_name(name));
         }
         if (!in_.ok()) return;
