@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <string_view>
 
 namespace htrace {
@@ -141,6 +142,7 @@ public:
 
     std::string run()
     {
+        created_windows(trace_.body);
         sequence(trace_.body);
         if (!problem_.empty()) return problem_;
         const uint64_t steps = walk_steps(trace_.body);
@@ -206,10 +208,50 @@ private:
         }
     }
 
+    // The ids of the windows the trace's creations make (every window creation is a modelled call).
+    void created_windows(const Sequence& seq)
+    {
+        for (const auto& node : seq) {
+            if (node.is_loop()) {
+                created_windows(node.loop().body);
+                continue;
+            }
+            const Event& e = node.event();
+            if (!is_window_collective(e.op) || e.op == Op::Win_fence || e.op == Op::Win_free) continue;
+            if (const Value* window = e.find(Role::window)) add_values(*window, windows_);
+        }
+    }
+
+    static void add_values(const Value& v, std::set<int64_t>& out)
+    {
+        if (v.is_exact()) out.insert(v.exact());
+        if (v.is_per_rank()) {
+            for (const auto& entry : v.per_rank()) out.insert(entry.value);
+        }
+    }
+
     void event(const Event& e)
     {
         const std::string where = event_name(e);
         if (!is_valid_utf8(operation_name(e.op))) return fail(where, "its operation's name is not valid UTF-8");
+        // MPI's collectives take no peer, source or tag: such an event is a damaged operation code.
+        if (operation_kind(e.op) == OperationKind::collective) {
+            for (const Role role : {Role::peer, Role::tag, Role::source, Role::recv_tag, Role::matched_peer,
+                                    Role::matched_tag}) {
+                if (e.find(role) != nullptr) return fail(where, "a collective with a " + std::string(role_name(role)));
+            }
+        }
+        if (operation_kind(e.op) == OperationKind::one_sided || is_window_collective(e.op)) {
+            if (const Value* window = e.find(Role::window)) {
+                std::set<int64_t> used;
+                add_values(*window, used);
+                for (const int64_t id : used) {
+                    if (id != kNoComm && !windows_.contains(id)) {
+                        return fail(where, "window " + std::to_string(id) + " is made by no call of the trace");
+                    }
+                }
+            }
+        }
         ranks(where, "participants", e.ranks);
         for (const auto& group : e.compute_by_rank) {
             ranks(where, "a group of ranks' compute times", group.ranks);
@@ -285,6 +327,7 @@ private:
     const Trace& trace_;
     int64_t ranks_;
     int64_t event_number_ = 0;
+    std::set<int64_t> windows_;
     std::string problem_;
 };
 

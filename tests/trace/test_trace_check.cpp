@@ -316,3 +316,24 @@ TEST_CASE("a loop count bumped far beyond the calls its events recorded is refus
     t.body.at(0).loop().iterations = Value(int64_t{11});
     CHECK(refusal(t) == "");
 }
+
+TEST_CASE("an operation code damaged into a collective's, or a window no call made, is refused")
+{
+    // An MPI_Isend whose code became MPI_Ialltoall's: replay would issue the collective with a send's
+    // sizes, and MPI would stop the job with a truncation error.
+    Trace t = good_trace();
+    sends(t).op = Op::Ialltoall;
+    CHECK(refusal(t) == "corrupt: event 1 (MPI_Ialltoall): a collective with a peer");
+    // A lock of window 12 where only window 0 was made.
+    t = good_trace();
+    Event create = test::collective('w', 0, Op::Win_create);
+    create.ranks = sends(t).ranks;
+    create.params = {{Role::comm, Value(int64_t{0})}, {Role::window, Value(int64_t{0})}, {Role::bytes, Value(int64_t{64})}};
+    Event lock = test::collective('l', 4, Op::Win_lock);
+    lock.params = {{Role::peer, Value(int64_t{1})}, {Role::lock_type, Value(kLockShared)}, {Role::window, Value(int64_t{0})}};
+    t.body.push_back(Node{create});
+    t.body.push_back(Node{lock});
+    CHECK(refusal(t) == "");
+    t.body.back().event().params.back().value = Value(int64_t{12});
+    CHECK(refusal(t) == "corrupt: event 5 (MPI_Win_lock): window 12 is made by no call of the trace");
+}
