@@ -11,7 +11,8 @@ bytes. Each harness starts from those and its own corpus in WORK/corpus-NAME (ke
 with a time limit of 1 s and a memory limit of 256 MiB per input; a crash, a timeout, a leak or memory
 beyond the limit writes WORK/NAME-*/ and fails the run. A timeout is run again alone: one that then
 takes under the limit (the machine was busy) is reported, not counted as a failure.
-Prints one line per harness (inputs run, coverage: libFuzzer's cov and ft, corpus size, time) and
+Prints one line per harness (inputs run, coverage: libFuzzer's cov and ft, corpus size, peak memory,
+time) and
 exits non-zero if any harness found a problem.
 """
 import argparse
@@ -55,12 +56,14 @@ def run(harness, executable, seeds, work, limit, jobs):
     started = time.monotonic()
     result = subprocess.run(command, capture_output=True, text=True, errors="replace", env=env)
     seconds = time.monotonic() - started
-    runs = cov = ft = corp = 0
+    runs = cov = ft = corp = rss = 0
     for line in result.stderr.splitlines():
         if match := STATUS.match(line):
             runs, cov, ft, corp = (int(group) for group in match.groups())
         elif line.startswith("stat::number_of_executed_units:"):
             runs = int(line.split(":")[-1])
+        elif line.startswith("stat::peak_rss_mb:"):
+            rss = int(line.split(":")[-1])
     found = sorted(str(path) for path in work.glob(f"{harness}-*"))
     slow = [path for path in found if "/" + harness + "-timeout-" in path and alone_in_time(executable, path, env)]
     for path in slow:
@@ -68,7 +71,7 @@ def run(harness, executable, seeds, work, limit, jobs):
         os.rename(path, path.replace("-timeout-", "-busy-"))
     found = [path for path in found if path not in slow]
     failed = (result.returncode != 0 and not slow) or bool(found)
-    print(f"{harness}: {runs} inputs, cov {cov}, ft {ft}, corpus {corp}, {seconds:.0f} s"
+    print(f"{harness}: {runs} inputs, cov {cov}, ft {ft}, corpus {corp}, peak {rss} MiB, {seconds:.0f} s"
           + (f", FAILED (status {result.returncode}): {' '.join(found)}" if failed else ""), flush=True)
     if failed:
         print("\n".join(result.stderr.splitlines()[-60:]), file=sys.stderr)
