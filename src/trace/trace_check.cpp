@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
+#include <string>
 #include <string_view>
 
 namespace htrace {
