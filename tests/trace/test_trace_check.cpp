@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
@@ -212,10 +213,11 @@ TEST_CASE("a small zstd frame that claims 4 GiB is refused without the memory be
         frame.resize(out.pos);
         REQUIRE(ZSTD_getFrameContentSize(frame.data(), frame.size()) == claimed);
 
-        std::vector<uint8_t> bytes(good.begin(), good.begin() + contents_start);
-        bytes.back() = 1;  // zstd
-        bytes.insert(bytes.end(), frame.begin(), frame.end());
-        bytes.resize(bytes.size() + 4);
+        // The good trace's magic, size and version, the form byte saying zstd, the frame, a checksum.
+        std::vector<uint8_t> bytes(contents_start + frame.size() + 4);
+        std::copy(good.begin(), good.begin() + contents_start, bytes.begin());
+        bytes[contents_start - 1] = 1;
+        std::copy(frame.begin(), frame.end(), bytes.begin() + contents_start);
         fix_size_and_checksum(bytes);
 
         // Decoded in a child whose address space is 256 MiB above what it uses already: asking for
