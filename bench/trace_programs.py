@@ -27,7 +27,8 @@ def option(command, name):
 
 
 def shipped_runs(build):
-    """(name, mpirun, ranks, precision, program and arguments) of each test of the suite mpi."""
+    """(name, mpirun, ranks, precision, program and arguments, the test's environment) of each test of
+    the suite mpi (the environment: Open MPI's one-sided component for the programs that need one)."""
     tests = json.loads(subprocess.run(["meson", "introspect", "--tests", str(build)], capture_output=True,
                                       text=True, check=True).stdout)
     for test in tests:
@@ -40,7 +41,7 @@ def shipped_runs(build):
         program = command[command.index("--") + 1:]
         program[0] = str((build / program[0]).resolve())
         yield (test["name"], option(command, "--mpirun") or "mpirun", int(option(command, "--np")),
-               option(command, "--precision") or "100", program)
+               option(command, "--precision") or "100", program, test.get("env") or {})
 
 
 def main():
@@ -54,7 +55,7 @@ def main():
     h_trace = build / "src" / "capture" / "h-trace"
     args.outdir.mkdir(parents=True, exist_ok=True)
     made, failed, taken = 0, [], set()
-    for name, mpirun, ranks, precision, program in sorted(shipped_runs(build), key=lambda run: run[2]):
+    for name, mpirun, ranks, precision, program, env in sorted(shipped_runs(build), key=lambda run: run[2]):
         if args.first_only:
             key = (pathlib.Path(program[0]).name, precision)
             if key in taken:
@@ -64,7 +65,7 @@ def main():
         with tempfile.TemporaryDirectory(prefix="h-trace-programs-") as scratch:
             try:
                 status, _, stderr = run_job(mpirun_command(mpirun, ranks, [str(h_trace)] + program),
-                                            {"HTRACE_FILE": str(trace), "MERGE_PRECISION": precision},
+                                            dict(env, HTRACE_FILE=str(trace), MERGE_PRECISION=precision),
                                             scratch, args.timeout)
             except RuntimeError as timeout:
                 status, stderr = -1, str(timeout)
