@@ -3,12 +3,12 @@
 #include "trace/completion_set.hpp"
 #include "trace/limits.hpp"
 #include "trace/trace_check.hpp"
-#include "trace/utf8.hpp"
 
 #include <boost/crc.hpp>
 #include <zstd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -989,8 +989,10 @@ public:
         std::vector<Op> ops;
         for (size_t i = 0; i < n && in_.ok(); ++i) {
             const std::string name = in_.text(limits::kMostNameBytes);
-            if (!is_valid_utf8(name)) {
-                in_.fail("corrupt: the name of unmodelled operation " + std::to_string(i) + " is not valid UTF-8");
+            // Names of C functions (MPI_...): anything else, a newline included, is damage.
+            const auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+            if (name.empty() || !std::all_of(name.begin(), name.end(), identifier)) {
+                in_.fail("corrupt: the name of unmodelled operation " + std::to_string(i) + " is not a function's name");
             }
             if (in_.ok()) ops.push_back(operation_by_name(name));
         }

@@ -339,3 +339,17 @@ TEST_CASE("an operation code damaged into a collective's, or a window no call ma
     t.body.back().event().params.back().value = Value(int64_t{12});
     CHECK(refusal(t) == "corrupt: event 5 (MPI_Win_lock): window 12 is made by no call of the trace");
 }
+
+TEST_CASE("a refusal is one line, whatever the damaged text holds")
+{
+    // Found by the fuzzer: a pattern's field quoted with the newline it held.
+    Trace t = good_trace();
+    t.header.file_names[11] = "out_{r\nnk}.dat";
+    CHECK(refusal(t) == "corrupt: header: file name 11 has a field {r?nk} that is not {rank} or {rank:0N}");
+    // An unmodelled operation's name is a C function's name.
+    t = good_trace();
+    Event odd = test::call('x', 0, 0, operation_by_name("MPI_Odd\nname"));
+    odd.params.clear();
+    t.body.push_back(Node{odd});
+    CHECK(refusal(t) == "corrupt: the name of unmodelled operation 0 is not a function's name");
+}
