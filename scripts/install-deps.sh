@@ -3,10 +3,11 @@
 set -euo pipefail
 # libsimgrid-dev: SimGrid's SMPI (smpicxx, smpicc, smpirun), for h-replay-smpi and the simulated tests.
 # chromium: the headless browser the test of h-report opens its HTML pages in.
-# libzstd-dev: trace files are compressed with zstd.
+# libzstd-dev: trace files are compressed with zstd (zstd: the fuzzing corpus's plain seeds).
+# clang-14, libclang-rt-14-dev: libFuzzer and the sanitizers of the fuzzing build (fuzz/).
 packages=(build-essential gfortran meson ninja-build pkg-config python3
-          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev libzstd-dev
-          libsimgrid-dev chromium)
+          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev libzstd-dev zstd
+          libsimgrid-dev chromium clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

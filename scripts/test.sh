@@ -3,7 +3,7 @@
 # Open MPI, with the replay-fidelity tests on SimGrid's simulated network, the deadlock checker and
 # the studies, then the C tests against MPICH, lossless and at one rank count each (the simulated
 # tests, lower merge precisions, more rank counts, the module unit tests, the checker and the studies
-# once are enough).
+# once are enough); last, the trace reader's fuzzers for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -27,6 +27,22 @@ for flavour in openmpi mpich; do
   meson test -C "$build" --print-errorlogs || status=$?
   logs+=("$build/meson-logs/testlog.json")
 done
+# The fuzzing step (issue 26): libFuzzer harnesses over the trace reader and each consumer, built by
+# clang with AddressSanitizer and UBSan, seeded with the shipped programs' traces (made now, never
+# kept), 20 s each; a crash, a hang (1 s) or memory (256 MiB) on one input fails the run.
+echo "== fuzzing the trace reader"
+fuzz_build=build-fuzz
+if [ ! -f "$fuzz_build/build.ninja" ]; then
+  CC=clang-14 CXX=clang++-14 meson setup "$fuzz_build" --buildtype=debugoptimized -Dmpi=openmpi -Dfuzz=enabled \
+    -Dtests=false -Dsimgrid=disabled -Dfortran=disabled
+fi
+fuzzing=0
+meson compile -C "$fuzz_build" fuzz-read fuzz-text fuzz-json fuzz-calls fuzz-sequence fuzz-matrix fuzz-schedule &&
+  rm -rf "$fuzz_build/work" &&
+  python3 bench/trace_programs.py build-openmpi "$fuzz_build/work/traces" --first-only &&
+  python3 fuzz/run_fuzzers.py "$fuzz_build" "$fuzz_build/work/traces" --seconds 20 --work "$fuzz_build/work" ||
+  fuzzing=$?
+[ $fuzzing -eq 0 ] || { echo "fuzzing failed"; status=1; }
 python3 - "${logs[@]}" <<'PY'
 import json, sys
 results = [json.loads(line)["result"] for log in sys.argv[1:] for line in open(log) if line.strip()]

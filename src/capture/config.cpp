@@ -1,5 +1,7 @@
 #include "capture/config.hpp"
 
+#include "trace/limits.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -42,14 +44,15 @@ ConfigResult read_config(const char* (*lookup)(const char*))
         result.config.file = p;
     }
     if (const char* p = lookup("HTRACE_BINS")) {
-        if (!parse_bounded(p, 1, 1 << 16, value)) {
-            result.error = std::string("HTRACE_BINS='") + p + "' is not an integer from 1 to 65536";
+        if (!parse_bounded(p, 1, limits::kMostBins, value)) {
+            result.error = std::string("HTRACE_BINS='") + p + "' is not an integer from 1 to " +
+                           std::to_string(limits::kMostBins);
             return result;
         }
         result.config.histogram.bins = static_cast<uint32_t>(value);
     }
     if (const char* p = lookup("HTRACE_REBALANCE")) {
-        if (!parse_bounded(p, 1, 1L << 30, value)) {
+        if (!parse_bounded(p, 1, limits::kMostRebalanceInterval, value)) {
             result.error = std::string("HTRACE_REBALANCE='") + p + "' is not a positive integer";
             return result;
         }

@@ -13,7 +13,9 @@
 #include "merge/radix_reduce.hpp"
 #include "trace/completion_set.hpp"
 #include "trace/file_names.hpp"
+#include "trace/limits.hpp"
 #include "trace/trace_file.hpp"
+#include "trace/utf8.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -327,7 +329,7 @@ std::string command_line()
         if (c == '\0') c = ' ';
     }
     while (!all.empty() && all.back() == ' ') all.pop_back();
-    return all;
+    return as_valid_utf8(all, limits::kMostHeaderTextBytes);  // what the trace reader takes
 }
 
 std::string library_version()
@@ -337,7 +339,7 @@ std::string library_version()
     PMPI_Get_library_version(version, &length);
     std::string text(version, static_cast<size_t>(std::max(length, 0)));
     if (auto end = text.find_first_of("\n,"); end != std::string::npos) text.resize(end);
-    return text;
+    return as_valid_utf8(text, limits::kMostHeaderTextBytes);
 }
 
 // Every rank's topologies by key, at rank 0 (elsewhere: empty).

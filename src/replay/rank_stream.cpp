@@ -780,7 +780,9 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
         // What each member contributes. One that gave MPI_IN_PLACE (the root of a Gatherv, any
         // member of an Allgatherv; it shows as no bytes sent, some received) contributes its
         // share of what the receiver got beyond the others' contributions.
-        const size_t receiver = call.root >= 0 ? static_cast<size_t>(call.root) : 0;
+        // A root beyond the communicator (a damaged trace the reader cannot tell without the walk)
+        // reads no member's values.
+        const size_t receiver = call.root >= 0 && static_cast<size_t>(call.root) < n ? static_cast<size_t>(call.root) : 0;
         auto in_place = [&](size_t m) {
             return may_be_in_place(op, call.root < 0 || m == receiver) && of_member(m, Role::bytes) == 0 &&
                    of_member(m, Role::recv_bytes) > 0;

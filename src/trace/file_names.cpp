@@ -1,5 +1,8 @@
 #include "trace/file_names.hpp"
 
+#include "trace/limits.hpp"
+#include "trace/utf8.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <climits>
@@ -9,7 +12,9 @@
 
 namespace htrace {
 
-std::string file_name_pattern(std::string_view name, Rank rank)
+namespace {
+
+std::string pattern_of(std::string_view name, Rank rank)
 {
     const std::string wanted = std::to_string(rank);
     // The last run of digits that spells the rank, with or without leading zeros.
@@ -24,7 +29,8 @@ std::string file_name_pattern(std::string_view name, Rank rank)
         while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
         std::string_view run = name.substr(i, end - i);
         const size_t first_nonzero = std::min(run.find_first_not_of('0'), run.size() - 1);
-        if (run.substr(first_nonzero) == wanted) {
+        // Padded wider than the reader takes, it stays a literal.
+        if (run.substr(first_nonzero) == wanted && run.size() <= size_t{limits::kMostRankWidth}) {
             match_begin = i;
             match_end = end;
         }
@@ -35,6 +41,21 @@ std::string file_name_pattern(std::string_view name, Rank rank)
     return file_name_literal(name.substr(0, match_begin)) +
            (width > wanted.size() ? "{rank:0" + std::to_string(width) + "}" : "{rank}") +
            file_name_literal(name.substr(match_end));
+}
+
+}  // namespace
+
+// What the reader takes (trace/limits.hpp): valid UTF-8, U+FFFD standing for each byte of the name
+// that is no character (replay then uses that name), and at most kMostNameBytes with braces doubled
+// and the rank's field, which a name too long for that (longer than file systems take) gets by
+// keeping its beginning.
+std::string file_name_pattern(std::string_view raw, Rank rank)
+{
+    const std::string name = as_valid_utf8(raw, limits::kMostNameBytes);
+    std::string pattern = pattern_of(name, rank);
+    // Half the limit, less the longest rank field, fits whatever the name holds.
+    if (pattern.size() > limits::kMostNameBytes) pattern = pattern_of(as_valid_utf8(name, limits::kMostNameBytes / 2 - 16), rank);
+    return pattern;
 }
 
 std::string file_name_literal(std::string_view name)

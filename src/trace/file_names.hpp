@@ -26,7 +26,8 @@ namespace htrace {
 
 // The pattern of `name` as `rank` used it: the last run of digits whose value is the rank becomes
 // "{rank}", or "{rank:0N}" where it was padded with zeros to N digits. Braces in the name are
-// doubled.
+// doubled. Made what the trace reader takes: valid UTF-8 (U+FFFD for each byte of the name that is
+// not), at most limits::kMostNameBytes, N at most limits::kMostRankWidth.
 std::string file_name_pattern(std::string_view name, Rank rank);
 
 // `name` stored as itself, for every rank: braces doubled, no "{rank}".

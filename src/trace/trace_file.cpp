@@ -1,6 +1,8 @@
 #include "trace/trace_file.hpp"
 
 #include "trace/completion_set.hpp"
+#include "trace/limits.hpp"
+#include "trace/trace_check.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -33,8 +36,6 @@ enum class Payload : uint8_t { plain = 0, zstd = 1 };
 // zstd's level 19 compresses traces at 2-4 MB/s, level 9 at about 35 (`zstd -b` on amr's lossless
 // traces): traces above 1 MiB take level 9, so that MPI_Finalize waits at most about half a second.
 constexpr size_t kLargestStronglyCompressed = size_t{1} << 20;
-// A frame that claims more than this is a damaged file, not an allocation to attempt.
-constexpr uint64_t kLargestPayload = uint64_t{1} << 32;
 
 std::vector<uint8_t> compressed(const std::vector<uint8_t>& payload)
 {
@@ -193,9 +194,16 @@ public:
         std::memcpy(&d, &bits, sizeof d);
         return d;
     }
-    std::string text()
+    // A text of at most `most` bytes: a longer one is corruption, refused before anything is allocated.
+    std::string text(uint64_t most = limits::kMostTopologyBytes)
     {
+        const size_t at = pos_;
         const uint64_t n = unsigned_int();
+        if (n > most) {
+            fail("corrupt: a text of " + std::to_string(n) + " bytes at byte " + std::to_string(at) + " (at most " +
+                 std::to_string(most) + ")");
+            return {};
+        }
         if (!need(n)) return {};
         std::string s(reinterpret_cast<const char*>(at_), n);
         at_ += n;
@@ -579,35 +587,72 @@ uint64_t modelled_mpi_operation_count() { return static_cast<uint64_t>(Op::posix
 
 // ---- Reading --------------------------------------------------------------------------------------
 
-// More ranks than any job has: a per-rank value listing more is damaged.
-constexpr int64_t kMostRanks = int64_t(1) << 24;
+// Vectors whose length the file states are reserved at most this many elements ahead: a count is
+// only checked against the bytes the frame claims, so memory grows with what is actually read.
+constexpr size_t kMostReserved = 1024;
+// The most dimensions of a run of ranks (each has at least two members where the writer makes it).
+constexpr size_t kMostRunDimensions = 64;
+// A per-rank value's step: no rank's value overflows.
+constexpr int64_t kMostStep = limits::kMostValue / limits::kMostRanks;
 
 class BodyReader {
 public:
+    // `ranks`: the trace's rank count, which every rank list and per-rank value stays within.
     BodyReader(Decoder& in, Times times, uint64_t version = kTraceFormatVersion,
                std::optional<HistogramConfig> shared_config = std::nullopt,
-               uint64_t writer_modelled = modelled_operation_count())
-        : in_(in), times_(times), version_(version), shared_config_(shared_config), writer_modelled_(writer_modelled)
+               uint64_t writer_modelled = modelled_operation_count(), int64_t ranks = limits::kMostRanks)
+        : in_(in), times_(times), version_(version), shared_config_(shared_config), writer_modelled_(writer_modelled),
+          ranks_(ranks)
     {
     }
 
+    // Checked as it is read, before anything expands it: every member a rank of the trace.
     RankList ranks()
     {
         const size_t n = in_.count();
         std::vector<RankRun> runs;
-        runs.reserve(n);
+        runs.reserve(std::min(n, kMostReserved));
+        int64_t size = 0;
         for (size_t i = 0; i < n && in_.ok(); ++i) {
             RankRun run;
             run.start = static_cast<Rank>(in_.signed_int());
             const size_t dims = in_.count();
+            if (dims > kMostRunDimensions) {
+                fail_here("a run of ranks with " + std::to_string(dims) + " dimensions");
+                break;
+            }
             for (size_t d = 0; d < dims && in_.ok(); ++d) {
                 const auto count = static_cast<int32_t>(in_.unsigned_int());
                 const auto stride = static_cast<int32_t>(in_.signed_int());
                 run.dims.push_back({count, stride});
             }
+            if (!in_.ok()) break;
+            if (auto problem = rank_run_problem(run, ranks_)) {
+                fail_here("a rank list: " + *problem);
+                break;
+            }
+            if ((size += run.size()) > ranks_) {
+                fail_here("a rank list of more ranks than the trace's " + std::to_string(ranks_));
+                break;
+            }
             runs.push_back(std::move(run));
         }
+        if (!in_.ok()) return {};
         return RankList::from_runs(std::move(runs));
+    }
+
+    // "corrupt: event 12 (MPI_Send): ..." for a problem in the event being read (numbered as
+    // trace_check.hpp numbers them), else at the byte.
+    void fail_here(const std::string& what)
+    {
+        std::string where = "byte " + std::to_string(in_.position());
+        if (event_number_ > 0) {
+            where = "event " + std::to_string(event_number_);
+            if (static_cast<uint64_t>(event_op_) < modelled_operation_count()) {
+                where += " (" + std::string(operation_name(event_op_)) + ")";
+            }
+        }
+        in_.fail("corrupt: " + where + ": " + what);
     }
 
     Histogram histogram()
@@ -615,12 +660,10 @@ public:
         if (version_ < 10) return histogram_before_10();
         const uint64_t count_field = in_.unsigned_int();
         HistogramConfig config = shared_config_.value_or(HistogramConfig{});
-        if ((count_field & 1) != 0 || !shared_config_) {
-            config.bins = static_cast<uint32_t>(in_.unsigned_int());
-            config.rebalance_interval = static_cast<uint32_t>(in_.unsigned_int());
-        }
+        if ((count_field & 1) != 0 || !shared_config_) config = own_config();
         const size_t n = in_.count_of(count_field >> 1);
         std::vector<Histogram::Bin> bins;
+        bins.reserve(std::min(n, kMostReserved));
         for (size_t i = 0; i < n && in_.ok(); ++i) {
             Histogram::Bin bin;
             bin.min = i == 0 ? in_.signed_int()
@@ -655,13 +698,25 @@ public:
         return as_count_multiple ? static_cast<double>(in_.unsigned_int()) / static_cast<double>(count) : in_.real();
     }
 
+    // A histogram's own configuration, within what the header's may be.
+    HistogramConfig own_config()
+    {
+        const uint64_t bins = in_.unsigned_int();
+        const uint64_t rebalance = in_.unsigned_int();
+        if (bins < 1 || bins > uint64_t{limits::kMostBins} || rebalance < 1 ||
+            rebalance > uint64_t{limits::kMostRebalanceInterval}) {
+            fail_here("a histogram of " + std::to_string(bins) + " bins rebalanced every " + std::to_string(rebalance) +
+                      " values");
+            return HistogramConfig{};
+        }
+        return HistogramConfig{static_cast<uint32_t>(bins), static_cast<uint32_t>(rebalance)};
+    }
+
     // Formats 6 to 9: every histogram with its config, bins each with its min and width, extremes
     // with their values.
     Histogram histogram_before_10()
     {
-        HistogramConfig config;
-        config.bins = static_cast<uint32_t>(in_.unsigned_int());
-        config.rebalance_interval = static_cast<uint32_t>(in_.unsigned_int());
+        const HistogramConfig config = own_config();
         const size_t n = in_.count();
         std::vector<Histogram::Bin> bins;
         for (size_t i = 0; i < n && in_.ok(); ++i) {
@@ -694,9 +749,12 @@ public:
     {
         std::optional<std::vector<int64_t>> seen;
         const auto seen_form = static_cast<SeenValues>(in_.byte());
+        // Seen values are peers' (relative ranks, and the symbolic ones): no more than the trace's ranks.
+        const uint64_t most_seen = static_cast<uint64_t>(ranks_) + 3;
         if (seen_form == SeenValues::deltas) {
             seen.emplace();
             const size_t count = in_.count();
+            if (count > most_seen) fail_here("a histogram with " + std::to_string(count) + " seen values");
             int64_t previous = 0;
             for (size_t i = 0; i < count && in_.ok(); ++i) {
                 previous += in_.signed_int();
@@ -709,7 +767,7 @@ public:
             for (size_t i = 0; i < runs && in_.ok(); ++i) {
                 const int64_t first = previous + in_.signed_int();
                 const uint64_t length = in_.unsigned_int();
-                if (length > kMaxSeenRun) {
+                if (length > kMaxSeenRun || seen->size() + length >= most_seen) {
                     in_.fail("corrupt: a run of " + std::to_string(length) + " seen values before byte " +
                              std::to_string(in_.position()));
                     break;
@@ -722,11 +780,12 @@ public:
         } else if (seen_form != SeenValues::none) {
             in_.fail("corrupt: unknown form of seen values before byte " + std::to_string(in_.position()));
         }
-        if (!in_.ok()) return Histogram(config);
+        // A failed read's histogram is never used: any valid config makes it.
+        if (!in_.ok()) return Histogram(HistogramConfig{});
         auto histogram = Histogram::from_parts(config, std::move(bins), min, max, std::move(seen), added);
         if (!histogram) {
-            in_.fail("corrupt: inconsistent histogram before byte " + std::to_string(in_.position()));
-            return Histogram(config);
+            fail_here("inconsistent histogram before byte " + std::to_string(in_.position()));
+            return Histogram(HistogramConfig{});
         }
         return std::move(*histogram);
     }
@@ -774,16 +833,21 @@ public:
             const size_t n = in_.count_of(header >> 1);
             const bool steps = (header & 1) != 0;
             std::vector<PerRankValue> entries;
+            entries.reserve(std::min(n, kMostReserved));
             int64_t listed = 0;
             for (size_t i = 0; i < n && in_.ok(); ++i) {
                 const int64_t v = in_.signed_int();
                 const int64_t step = steps ? in_.signed_int() : 0;
                 entries.push_back({v, ranks(), step});
                 listed += entries.back().ranks.size();
-                // Reading the value lists every rank: a damaged size must not ask for the memory.
-                if (entries.back().ranks.size() < 0 || listed > kMostRanks) {
-                    in_.fail("corrupt: per-rank value for " + std::to_string(listed) + " ranks at byte " +
-                             std::to_string(at));
+                // Reading the value lists every rank and its value: a damaged size must not ask for the
+                // memory, nor a value or step overflow.
+                if (listed > ranks_) {
+                    fail_here("a per-rank value for " + std::to_string(listed) + " ranks at byte " + std::to_string(at));
+                } else if (v < -limits::kMostValue || v > limits::kMostValue ||
+                           step < -kMostStep || step > kMostStep) {
+                    fail_here("a per-rank value " + std::to_string(v) + " with step " + std::to_string(step) +
+                              " at byte " + std::to_string(at));
                 }
             }
             if (!in_.ok()) return Value();
@@ -791,7 +855,7 @@ public:
             int64_t distinct = 0;
             for (const auto& entry : value.per_rank_entries()) distinct += entry.ranks.size();
             if (distinct != listed) {
-                in_.fail("corrupt: a rank with two per-rank values at byte " + std::to_string(at));
+                fail_here("a rank with two per-rank values at byte " + std::to_string(at));
                 return Value();
             }
             return value;
@@ -810,7 +874,9 @@ public:
     Event event()
     {
         Event e;
+        ++event_number_;
         e.op = static_cast<Op>(this_build_code(in_.unsigned_int()));  // opaque ones get names once the table is read
+        event_op_ = e.op;
         e.signature = signature();
         e.ranks = ranks();
         const size_t n = in_.count();
@@ -905,13 +971,13 @@ public:
             return seq;
         }
         const size_t n = in_.count();
-        seq.reserve(n);
+        seq.reserve(std::min(n, kMostReserved));
         for (size_t i = 0; i < n && in_.ok(); ++i) {
             const auto tag = static_cast<NodeTag>(in_.byte());
             if (tag == NodeTag::event) {
                 seq.push_back(Node{event()});
             } else if (tag == NodeTag::loop || (tag == NodeTag::loop_leaving_out && version_ >= 14)) {
-                // Made in place (seq never grows past what it reserved).
+                // Made in place (seq does not grow while its body is read).
                 Loop& loop = seq.emplace_back().item.emplace<Loop>();
                 loop.iterations = value();
                 if (tag == NodeTag::loop_leaving_out) loop.last_leaves_out = static_cast<uint32_t>(in_.count());
@@ -933,7 +999,15 @@ public:
     {
         const size_t n = in_.count();
         std::vector<Op> ops;
-        for (size_t i = 0; i < n && in_.ok(); ++i) ops.push_back(operation_by_name(in_.text()));
+        for (size_t i = 0; i < n && in_.ok(); ++i) {
+            const std::string name = in_.text(limits::kMostNameBytes);
+            // Names of C functions (MPI_...): anything else, a newline included, is damage.
+            const auto identifier = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+            if (name.empty() || !std::all_of(name.begin(), name.end(), identifier)) {
+                in_.fail("corrupt: the name of unmodelled operation " + std::to_string(i) + " is not a function's name");
+            }
+            if (in_.ok()) ops.push_back(operation_by_name(name));
+        }
         if (!in_.ok()) return;
         resolve(seq, ops);
     }
@@ -974,7 +1048,10 @@ private:
     uint64_t version_;
     std::optional<HistogramConfig> shared_config_;
     uint64_t writer_modelled_;
+    int64_t ranks_;
     std::vector<uint64_t> signatures_;
+    int64_t event_number_ = 0;  // of the event being read, from 1
+    Op event_op_{};
 };
 
 TraceHeader read_header(Decoder& in, uint64_t version)
@@ -1061,7 +1138,9 @@ std::vector<uint8_t> encode_trace(const Trace& trace, bool compress)
     body.sequence(trace.body);
     body.opaque_names();
     const std::vector<uint8_t> packed = compress ? compressed(payload.bytes()) : std::vector<uint8_t>{};
-    const bool use_packed = !packed.empty() && packed.size() < payload.bytes().size();
+    // Beyond the ratio the reader takes, plain (a trace of the same few bytes over and over).
+    const bool use_packed = !packed.empty() && packed.size() < payload.bytes().size() &&
+                            payload.bytes().size() <= packed.size() * limits::kMostCompressionRatio;
 
     Encoder out;
     for (char c : kMagic) out.byte(static_cast<uint8_t>(c));
@@ -1095,7 +1174,7 @@ public:
     uint64_t size() const override { return bytes_.size(); }
     bool read(uint64_t offset, uint8_t* out, size_t n) override
     {
-        std::memcpy(out, bytes_.data() + offset, n);
+        if (n > 0) std::memcpy(out, bytes_.data() + offset, n);  // an empty input has no data()
         return true;
     }
 
@@ -1153,6 +1232,8 @@ public:
         : input_(input), at_(at), end_(end), context_(ZSTD_createDStream()),
           chunk_(static_cast<size_t>(std::min<uint64_t>(kChunk, end - at)))
     {
+        // A frame that asks for a larger window is refused (by ZSTD_decompressStream) before any is allocated.
+        ZSTD_DCtx_setParameter(context_, ZSTD_d_windowLogMax, limits::kMostZstdWindowLog);
     }
     ~ZstdStream() override { ZSTD_freeDStream(context_); }
     ZstdStream(const ZstdStream&) = delete;
@@ -1270,8 +1351,15 @@ DecodeResult decode(Input& input)
             std::vector<uint8_t> frame_head(static_cast<size_t>(std::min<uint64_t>(payload_size, kZstdFrameHeaderMax)));
             if (!input.read(payload_start, frame_head.data(), frame_head.size())) return {std::nullopt, "read error"};
             const unsigned long long size = ZSTD_getFrameContentSize(frame_head.data(), frame_head.size());
-            if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN || size > kLargestPayload) {
+            if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
                 return {std::nullopt, "corrupt: the compressed trace has no valid zstd frame"};
+            }
+            // Nothing is allocated for what the frame claims; the claim only bounds what is read.
+            if (size > limits::kMostPayloadBytes || size > payload_size * limits::kMostCompressionRatio) {
+                return {std::nullopt, "corrupt: the compressed trace claims " + std::to_string(size) + " bytes from " +
+                                          std::to_string(payload_size) + " (at most " +
+                                          std::to_string(limits::kMostPayloadBytes) + ", and " +
+                                          std::to_string(limits::kMostCompressionRatio) + " times the frame)"};
             }
             auto zstd = std::make_unique<ZstdStream>(input, payload_start, body_end);
             frame = zstd.get();
@@ -1292,7 +1380,10 @@ DecodeResult decode(Input& input)
     }
     Trace trace;
     trace.header = read_header(in, version);
-    BodyReader body(in, Times::nanoseconds, version, trace.header.histogram, modelled);
+    if (!in.ok()) return {std::nullopt, in.error()};
+    // The header first: the body's histograms take its config, and its rank lists its rank count.
+    if (auto problem = check_header(trace.header); !problem.empty()) return {std::nullopt, problem};
+    BodyReader body(in, Times::nanoseconds, version, trace.header.histogram, modelled, trace.header.ranks);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
@@ -1302,6 +1393,7 @@ DecodeResult decode(Input& input)
         if (frame->read(&beyond, 1) != 0 || !frame->complete()) in.fail(frame->error());
     }
     if (!in.ok()) return {std::nullopt, in.error()};
+    if (auto problem = check_trace(trace); !problem.empty()) return {std::nullopt, problem};
     return {std::move(trace), {}};
 }
 
