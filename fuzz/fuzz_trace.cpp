@@ -17,6 +17,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <ostream>
+#include <streambuf>
 #include <vector>
 
 namespace {
@@ -41,18 +43,48 @@ constexpr uint64_t kMostFuzzedScheduleSteps = uint64_t{1} << 14;
 // Keeps the optimizer from dropping what a consumer made.
 volatile size_t sink_size = 0;
 
+// An output stream that only counts what the views write (they write as they go).
+class CountingBuffer : public std::streambuf {
+public:
+    size_t written = 0;
+
+protected:
+    int_type overflow(int_type c) override
+    {
+        if (!traits_type::eq_int_type(c, traits_type::eof())) ++written;
+        return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char*, std::streamsize n) override
+    {
+        written += static_cast<size_t>(n);
+        return n;
+    }
+};
+
 void consume(const Trace& trace)
 {
-    if (kConsumer == Consumer::text) sink_size = render_text(trace).size();
-    if (kConsumer == Consumer::json) sink_size = render_json(trace).size();
+    CountingBuffer counted;
+    std::ostream out(&counted);
+    if (kConsumer == Consumer::text) render_text(out, trace);
+    if (kConsumer == Consumer::json) render_json(out, trace);
+    sink_size = counted.written;
     if (kConsumer == Consumer::read || kConsumer == Consumer::text || kConsumer == Consumer::json) return;
     if (walk_steps(trace.body) > kMostFuzzedWalkSteps || trace.header.ranks > kMostFuzzedRanks) return;
     switch (kConsumer) {
     case Consumer::calls:
-        sink_size = render_call_counts(trace).size() + render_call_counts_json(trace).size();
+        render_call_counts(out, trace);
+        render_call_counts_json(out, trace);
+        sink_size = counted.written;
         break;
-    case Consumer::sequence: sink_size = render_sequence(trace).size(); break;
-    case Consumer::matrix: sink_size = render_matrix(trace).size() + render_matrix_json(trace).size(); break;
+    case Consumer::sequence:
+        render_sequence(out, trace);
+        sink_size = counted.written;
+        break;
+    case Consumer::matrix:
+        render_matrix(out, trace);
+        render_matrix_json(out, trace);
+        sink_size = counted.written;
+        break;
     case Consumer::schedule: {
         if (walk_steps(trace.body) > kMostFuzzedScheduleSteps) break;
         // The first and last rank, in the mode h-replay would choose, and paired mode.

@@ -372,6 +372,17 @@ std::string check_header(const TraceHeader& h)
     if (!(h.traced_seconds >= 0 && h.traced_seconds <= kMostTracedSeconds)) {
         return fail("traced seconds " + number(h.traced_seconds) + " is outside 0.." + number(kMostTracedSeconds));
     }
+    if (auto problem = text_problem("host", h.host, kMostNameBytes); !problem.empty()) return fail(problem);
+    if (h.stops.size() > static_cast<size_t>(h.ranks)) {
+        return fail(std::to_string(h.stops.size()) + " ranks' stops in a " + std::to_string(h.ranks) + "-rank trace");
+    }
+    std::set<Rank> stopped;
+    for (const RankStop& stop : h.stops) {
+        const std::string which = "the stop of rank " + std::to_string(stop.rank);
+        if (stop.rank < 0 || stop.rank >= h.ranks) return fail(which + ": not a rank of the trace");
+        if (!stopped.insert(stop.rank).second) return fail(which + ": given twice");
+        if (auto problem = text_problem(which, stop.reason, kMostNameBytes); !problem.empty()) return fail(problem);
+    }
     for (const auto& [key, name] : h.file_names) {
         const std::string which = "file name " + std::to_string(key);
         if (key < 0 || key > std::numeric_limits<int32_t>::max()) return fail(which + " has a key out of range");

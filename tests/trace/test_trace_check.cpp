@@ -353,3 +353,19 @@ TEST_CASE("a refusal is one line, whatever the damaged text holds")
     t.body.push_back(Node{odd});
     CHECK(refusal(t) == "corrupt: the name of unmodelled operation 0 is not a function's name");
 }
+
+TEST_CASE("where an incomplete trace's ranks stopped is checked against its ranks")
+{
+    Trace t = good_trace();
+    t.header.stops = {{3, 120, "SIGTERM"}, {7, 80, "MPI_Abort"}};
+    CHECK(refusal(t) == "");
+    t.header.stops.push_back({kRanks, 5, "SIGTERM"});
+    CHECK(contains(refusal(t), "the stop of rank 64: not a rank of the trace"));
+    t.header.stops.back().rank = 3;
+    CHECK(contains(refusal(t), "the stop of rank 3: given twice"));
+    t.header.stops.back() = {9, 5, "\xff\xfe"};
+    CHECK(contains(refusal(t), "the stop of rank 9"));
+    t.header.stops.pop_back();
+    t.header.host = std::string(limits::kMostNameBytes + 1, 'h');
+    CHECK(contains(refusal(t), "host"));
+}
