@@ -20,7 +20,9 @@ int main(int argc, char** argv)
     constexpr int64_t kSteps = 3;
     Trace trace;
     trace.header.ranks = 2;
-    trace.header.traced_seconds = 0.5;  // what the run claims: shorter than any of its gaps
+    // What the run claims: long enough for its gaps, or the reader refuses them (a gap longer than
+    // the run is damage). The replay's default bound would then be this long, hence --max-compute.
+    trace.header.traced_seconds = 2 * kSteps * kGap + 1;
     const RankList both = RankList::from_sorted({0, 1});
     // Each step: both ranks meet in an MPI_Allreduce, then in an MPI_Barrier.
     Event reduce = test::collective('a', 0, Op::Allreduce);
