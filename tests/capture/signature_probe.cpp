@@ -12,7 +12,7 @@ __attribute__((noinline)) uint64_t site_b() { return probe_signature(); }
 __attribute__((noinline)) uint64_t through_helper() { return site_a(); }
 
 // One call site reached at the same stack depth by four paths that part one or three frames up: the frame
-// that calls and its stack pointer are the same on both paths, only deeper return addresses differ.
+// that calls and its stack pointer are the same on every path, only deeper return addresses differ.
 volatile int sink;
 __attribute__((noinline)) uint64_t shared() { const uint64_t s = probe_signature(); sink = 1; return s; }
 __attribute__((noinline)) uint64_t caller_x() { const uint64_t s = shared(); sink = 2; return s; }
