@@ -2,10 +2,11 @@
    chosen stack depth, through recursion, a fan of functions called through tables and inlined
    helpers; C++ templates (deep_stacks_cxx.cpp) and a Fortran module (deep_stacks_fortran.f90) do
    the same in their languages. Point-to-point, collective, non-blocking and MPI-IO calls.
-     deep-stacks DEPTH PATHS ITERATIONS LANGUAGE      (LANGUAGE: c, cxx or fortran)
+     deep-stacks DEPTH PATHS ITERATIONS LANGUAGE [WARMUP]      (LANGUAGE: c, cxx or fortran)
    DEPTH counts the frames from main to the MPI call (5 or more); every call path repeats ITERATIONS
-   times. Prints, from rank 0, the calls made per rank and the seconds the loop took (MPI_Init and
-   MPI_Finalize outside), timed inside the program. */
+   times, after WARMUP (default 1) untimed passes: a tracer's first call on each path, which unwinds,
+   is a start-up cost a long run does not pay again. Prints, from rank 0, the calls made per rank in
+   the timed loop and the seconds it took (MPI_Init and MPI_Finalize outside). */
 #include "deep_stacks.h"
 
 #include <stdio.h>
@@ -77,17 +78,34 @@ __attribute__((noinline)) static void run_c(int depth, int paths, int iterations
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: deep-stacks DEPTH PATHS ITERATIONS c|cxx|fortran (DEPTH 5..64, PATHS 1..256)\n");
+    fprintf(stderr, "usage: deep-stacks DEPTH PATHS ITERATIONS c|cxx|fortran [WARMUP] (DEPTH 5..64, PATHS 1..256)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+/* Returns 0 for an unknown language. */
+static int run(const char* language, int depth, int paths, int iterations)
+{
+    if (strcmp(language, "c") == 0) run_c(depth, paths, iterations);
+    else if (strcmp(language, "cxx") == 0) deep_stacks_cxx(depth, paths, iterations);
+#ifndef DEEP_STACKS_NO_FORTRAN
+    else if (strcmp(language, "fortran") == 0) {
+        const long before = deep_stacks_fortran_calls();
+        deep_stacks_fortran(depth, paths, iterations, (int)MPI_File_c2f(deep_stacks.file));
+        deep_stacks.calls += deep_stacks_fortran_calls() - before;
+    }
+#endif
+    else return 0;
+    return 1;
 }
 
 int main(int argc, char** argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 5) usage();
+    if (argc != 5 && argc != 6) usage();
     const int depth = atoi(argv[1]), paths = atoi(argv[2]), iterations = atoi(argv[3]);
     const char* language = argv[4];
-    if (depth < 5 || depth > 64 || paths < 1 || paths > 256 || iterations < 1) usage();
+    const int warmup = argc == 6 ? atoi(argv[5]) : 1;
+    if (depth < 5 || depth > 64 || paths < 1 || paths > 256 || iterations < 1 || warmup < 0) usage();
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &deep_stacks.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -100,18 +118,19 @@ int main(int argc, char** argv)
     snprintf(name, sizeof name, "deep_stacks_%d.out", id);
     MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
                   &deep_stacks.file);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const double start = MPI_Wtime();
-    if (strcmp(language, "c") == 0) run_c(depth, paths, iterations);
-    else if (strcmp(language, "cxx") == 0) deep_stacks_cxx(depth, paths, iterations);
-#ifndef DEEP_STACKS_NO_FORTRAN
-    else if (strcmp(language, "fortran") == 0) {
-        const int fortran_file = (int)MPI_File_c2f(deep_stacks.file);
-        deep_stacks_fortran(depth, paths, iterations, fortran_file);
-        deep_stacks.calls += deep_stacks_fortran_calls();
+    /* One call site for the warm-up and the timed passes: at small depths main's frame is part of
+       every call path (and a loop the compiler cannot unroll would copy it). */
+    static volatile int phases = 2;
+    double start = 0;
+    for (int phase = 0; phase < phases; ++phase) {
+        if (phase == 1) {
+            deep_stacks.calls = 0;
+            MPI_Barrier(MPI_COMM_WORLD);
+            start = MPI_Wtime();
+        }
+        const int passes = phase == 0 ? warmup : iterations;
+        if (passes > 0 && !run(language, depth, paths, passes)) usage();
     }
-#endif
-    else usage();
     MPI_Barrier(MPI_COMM_WORLD);
     const double seconds = MPI_Wtime() - start;
     MPI_File_close(&deep_stacks.file);

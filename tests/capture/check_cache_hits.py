@@ -40,7 +40,7 @@ def main():
                 env = dict(os.environ, HTRACE_STATS="1", HTRACE_FILE=os.path.join(scratch, "trace.h"),
                            OMPI_MCA_rmaps_base_oversubscribe="1")
                 command = mpirun_command(args.mpirun, RANKS, [h_trace, program, str(depth), str(PATHS),
-                                                               str(ITERATIONS), language])
+                                                               str(ITERATIONS), language, "0"])
                 run = subprocess.run(command, env=env, cwd=scratch, capture_output=True, text=True, timeout=120)
             case = f"{language} at depth {depth}"
             print(f"{case}: {run.stdout.strip()} / {run.stderr.strip()}")
@@ -49,7 +49,7 @@ def main():
             if run.returncode != 0 or not made or not stats:
                 failures.append(f"{case}: the run failed or printed no statistics (exit {run.returncode})")
                 continue
-            calls = int(made[1]) * RANKS  # the program's own count of its timed loop's calls
+            calls = int(made[1]) * RANKS  # the program's own count of its calls (no untimed warm-up)
             hits, misses = int(stats[1]), int(stats[2])
             # Every call is looked up once; outside the loop the program makes a few calls of its own.
             if not calls <= hits + misses <= calls + 20 * RANKS:
