@@ -9,6 +9,7 @@
 #include <link.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -141,11 +142,25 @@ uint64_t next_key(uint64_t key, uintptr_t address)
     return next == 0 ? 1 : next;
 }
 
+// A shortcut past the trie's deeper levels, from the key of a path's first two frames: the slots
+// and return addresses of the rest of the last path walked with them. A call checks every one of
+// them, so a shortcut to another path costs only the walk it would have done anyway.
+struct PathTail {
+    uint64_t key = 0;       // of the first two frames; 0 marks an empty entry
+    uintptr_t address = 0;  // the second frame's return address (checked beside the key)
+    uint64_t signature = 0;
+    uint32_t count = 0;  // frames after the second
+    std::array<int32_t, kSignatureDepth - 2> slots{};
+    std::array<uintptr_t, kSignatureDepth - 2> addresses{};
+};
+
 // Open addressing, per thread (no lock). Made on the thread's first unwind, emptied whole when
-// three quarters full, so a lookup always finds an empty node and ends.
+// three quarters full, so a lookup always finds an empty node and ends. The shortcuts are
+// direct-mapped beside it.
 class PathCache {
 public:
-    static constexpr size_t kNodes = 8192;  // 192 KiB; ~1000 paths of 8 frames with no frame shared
+    static constexpr size_t kNodes = 8192;  // 256 KiB; ~1000 paths of 8 frames with no frame shared
+    static constexpr size_t kTails = 4096;  // 384 KiB
 
     const PathNode* find(uint64_t key, uintptr_t address) const
     {
@@ -156,12 +171,18 @@ public:
         }
     }
 
+    PathTail& tail(uint64_t key) { return tails_[static_cast<size_t>(key >> 52)]; }  // 12 bits: kTails
+
     bool ready() const { return nodes_ != nullptr; }
 
     // False when no memory could be had: the caller then unwinds every time.
     bool make_ready()
     {
-        if (nodes_ == nullptr) nodes_.reset(static_cast<PathNode*>(std::calloc(kNodes, sizeof(PathNode))));
+        if (nodes_ == nullptr) {
+            nodes_.reset(static_cast<PathNode*>(std::calloc(kNodes, sizeof(PathNode))));
+            tails_.reset(static_cast<PathTail*>(std::calloc(kTails, sizeof(PathTail))));
+            if (tails_ == nullptr) nodes_.reset();
+        }
         return nodes_ != nullptr;
     }
 
@@ -186,12 +207,13 @@ public:
 private:
     static size_t index(uint64_t key) { return static_cast<size_t>(key >> 51); }  // 13 bits: kNodes
     struct Free {
-        void operator()(PathNode* p) const { std::free(p); }
+        void operator()(void* p) const { std::free(p); }
     };
     std::unique_ptr<PathNode[], Free> nodes_;
+    std::unique_ptr<PathTail[], Free> tails_;
     size_t used_ = 0;
 };
-static_assert(PathCache::kNodes == size_t(1) << 13);
+static_assert(PathCache::kNodes == size_t(1) << 13 && PathCache::kTails == size_t(1) << 12);
 
 thread_local PathCache path_cache;
 thread_local SignatureStats stats;
@@ -200,14 +222,61 @@ thread_local SignatureStats stats;
 uint64_t cached_signature(CallSite site)
 {
     if (!path_cache.ready()) return 0;
+    const auto slot = [&](int32_t offset) { return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset)); };
+    const auto matches = [&](const PathTail& tail, uint64_t key, uintptr_t address) {
+        if (tail.key != key || tail.address != address) return false;
+        bool same = true;
+        for (uint32_t i = 0; i < tail.count; ++i) same &= slot(tail.slots[i]) == tail.addresses[i];
+        return same;
+    };
     uint64_t key = first_key(site);
     const PathNode* node = path_cache.find(key, site.return_address);
+    if (node == nullptr || node->last) return node == nullptr ? 0 : node->signature;
+    uintptr_t address = slot(node->next_slot);
+    key = next_key(key, address);
+    // Most calls end here: two lookups and a few loads from the stack, all independent.
+    PathTail& first = path_cache.tail(key);
+    if (matches(first, key, address)) return first.signature;
+    // Paths that share their first two frames (a helper called from a function called from many
+    // places) each have a shortcut from their first three; the first two frames' shortcut says
+    // where the third frame's return address lies.
+    const bool shared = first.key == key && first.address == address && first.count > 0;
+    if (shared) {
+        const uintptr_t third = slot(first.slots[0]);
+        const uint64_t third_key = next_key(key, third);
+        if (const PathTail& tail = path_cache.tail(third_key); matches(tail, third_key, third)) return tail.signature;
+    }
+    // Else the walk, which leaves a shortcut to this path.
+    PathTail walked;
+    walked.key = key;
+    walked.address = address;
+    node = path_cache.find(key, address);
     while (node != nullptr && !node->last) {
-        const uintptr_t address = *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(node->next_slot));
+        if (walked.count == walked.slots.size()) return 0;  // deeper than any path remembered
+        address = slot(node->next_slot);
+        walked.slots[walked.count] = node->next_slot;
+        walked.addresses[walked.count++] = address;
         key = next_key(key, address);
         node = path_cache.find(key, address);
     }
-    return node == nullptr ? 0 : node->signature;
+    if (node == nullptr) return 0;
+    walked.signature = node->signature;
+    if (!shared || walked.count == 0) {
+        first = walked;
+        return walked.signature;
+    }
+    // The first two frames' shortcut stays another path's; this one's starts a frame later.
+    PathTail later;
+    later.address = walked.addresses[0];
+    later.key = next_key(walked.key, later.address);
+    later.signature = walked.signature;
+    later.count = walked.count - 1;
+    for (uint32_t i = 0; i < later.count; ++i) {
+        later.slots[i] = walked.slots[i + 1];
+        later.addresses[i] = walked.addresses[i + 1];
+    }
+    path_cache.tail(later.key) = later;
+    return walked.signature;
 }
 
 // Remembers the path of `frames`, unwound from `site`, if its return addresses can be found again
