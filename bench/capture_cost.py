@@ -11,31 +11,23 @@ deep-stacks-g (the same with -g) at depth 40.
                     [--depths 5,10,...] [--languages c,cxx,fortran] [--csv FILE]
 
 --library traces with another libhtrace.so (HTRACE_LIBRARY), e.g. an earlier build's, for a before/after.
+One rank by default: the tracer's own cost per call, without a second rank's waits (on a machine of
+two shared cores those made single pairs differ by microseconds).
 """
 import argparse
 import csv
-import os
 import pathlib
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
+
+from run_benchmarks import ENV, mpirun
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 RING = re.compile(r"calls_per_rank (\d+) median_ns_per_call ([\d.]+)")
 DEEP = re.compile(r"calls_per_rank (\d+) seconds ([\d.]+)")
-
-
-def mpirun(ranks, command, env, cwd):
-    run = subprocess.run(["mpirun", "-np", str(ranks), "--oversubscribe"] + command, env=env, cwd=cwd,
-                         capture_output=True, text=True, timeout=1200)
-    if run.returncode != 0:
-        sys.exit(f"failed: {command}\n{run.stdout}\n{run.stderr}")
-    return run.stdout
 
 
 def ns_per_call(output):
@@ -51,7 +43,7 @@ def main():
     parser.add_argument("--build", default=str(ROOT / "build"))
     parser.add_argument("--library", help="the libhtrace.so to trace with (default: the build's)")
     parser.add_argument("--pairs", type=int, default=5)
-    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--ranks", type=int, default=1)
     parser.add_argument("--iterations", type=int, default=100, help="passes over deep-stacks' call paths")
     parser.add_argument("--depths", default="5,10,20,40,60")
     parser.add_argument("--languages", default="c,cxx,fortran")
@@ -81,8 +73,8 @@ def main():
         for name, command in rows:
             plain, added = [], []
             for pair in range(args.pairs):
-                untraced = ns_per_call(mpirun(args.ranks, command, env, scratch))
-                traced = ns_per_call(mpirun(args.ranks, [str(launcher)] + command, env, scratch))
+                untraced = ns_per_call(mpirun(args.ranks, command, env, scratch).stdout)
+                traced = ns_per_call(mpirun(args.ranks, [str(launcher)] + command, env, scratch).stdout)
                 plain.append(untraced)
                 added.append(traced - untraced)
                 results.append((name, pair, untraced, traced, traced - untraced))
