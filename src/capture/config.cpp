@@ -65,6 +65,13 @@ ConfigResult read_config(const char* (*lookup)(const char*))
         }
         result.config.flush_seconds = static_cast<int>(value);
     }
+    if (const char* p = lookup("HTRACE_STATS")) {
+        if (!parse_bounded(p, 0, 1, value)) {
+            result.error = std::string("HTRACE_STATS='") + p + "' is not 0 or 1";
+            return result;
+        }
+        result.config.stats = value == 1;
+    }
     if (const char* p = lookup("HTRACE_IO_EXCLUDE")) {
         std::string_view rest = p;
         while (!rest.empty()) {

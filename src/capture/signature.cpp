@@ -10,9 +10,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
-#include <unordered_map>
+#include <memory>
 #include <vector>
 
 namespace htrace::capture {
@@ -98,16 +99,7 @@ std::vector<Frame> application_frames(CallSite site)
     return frames;
 }
 
-// A call path seen before: where the return addresses of its frames after the first lie, relative
-// to the call's frame address, and what they were. Fixed size: looked up on every call.
-struct CachedPath {
-    uint64_t key = 0;
-    uint64_t signature = 0;
-    bool verifiable = false;
-    int slot_count = 0;
-    std::array<std::pair<uintptr_t, uintptr_t>, kSignatureDepth> slots;
-};
-
+// Never 0, which the cache keeps for "not found".
 uint64_t signature_of(const std::vector<Frame>& frames)
 {
     uint64_t signature = 0x51a7;
@@ -116,63 +108,221 @@ uint64_t signature_of(const std::vector<Frame>& frames)
         // frame names the call site.
         signature = mix64(signature ^ relative_frame(frame.ip - 1));
     }
-    return signature;
+    return signature == 0 ? 1 : signature;
+}
+
+// The call paths seen before, as a trie over the application's stack: a node is the return
+// addresses of a path's first frames, each in its stack slot relative to the call's frame address,
+// and says which slot holds the next frame's return address (or, at the last frame, the path's
+// signature). A call whose slots hold the same return addresses as a path seen before has that
+// path's signature: the walk reads at most kSignatureDepth - 1 slots and does no unwinding. Keying
+// every level on what came before is what lets hundreds of paths share a wrapper's caller and its
+// stack depth (a helper called from everywhere, a Fortran module procedure, recursion) without
+// evicting each other.
+struct PathNode {
+    uint64_t key = 0;        // of the path so far; 0 marks an empty node
+    uintptr_t address = 0;   // the last frame's return address (checked beside the key)
+    uint64_t signature = 0;  // on the path's last frame
+    int32_t next_slot = 0;   // where the next frame's return address lies, from the call's frame address
+    bool last = false;
+};
+
+// The key of a path's first frame, and of a path one frame longer. One multiply a level: this is
+// the walk of every call. Distinct inputs give distinct keys in practice (64 bits), and the node
+// also keeps its frame's return address.
+uint64_t first_key(CallSite site)
+{
+    const uint64_t key = (site.return_address ^ (site.frame * 0x9E3779B97F4A7C15ull)) * 0xD6E8FEB86659FD93ull;
+    return key == 0 ? 1 : key;
+}
+
+uint64_t next_key(uint64_t key, uintptr_t address)
+{
+    const uint64_t next = (key + address) * 0x9E3779B97F4A7C15ull;
+    return next == 0 ? 1 : next;
+}
+
+// A shortcut past the trie's deeper levels, from the key of a path's first two frames: the slots
+// and return addresses of the rest of the last path walked with them. A call checks every one of
+// them, so a shortcut to another path costs only the walk it would have done anyway.
+struct PathTail {
+    uint64_t key = 0;       // of the first two frames; 0 marks an empty entry
+    uintptr_t address = 0;  // the second frame's return address (checked beside the key)
+    uint64_t signature = 0;
+    uint32_t count = 0;  // frames after the second
+    std::array<int32_t, kSignatureDepth - 2> slots{};
+    std::array<uintptr_t, kSignatureDepth - 2> addresses{};
+};
+
+// Open addressing, per thread (no lock). Made on the thread's first unwind, emptied whole when
+// three quarters full, so a lookup always finds an empty node and ends. The shortcuts are
+// direct-mapped beside it.
+class PathCache {
+public:
+    static constexpr size_t kNodes = 8192;  // 256 KiB; ~1000 paths of 8 frames with no frame shared
+    static constexpr size_t kTails = 4096;  // 384 KiB
+
+    const PathNode* find(uint64_t key, uintptr_t address) const
+    {
+        for (size_t i = index(key);; i = (i + 1) & (kNodes - 1)) {
+            const PathNode& node = nodes_[i];
+            if (node.key == key && node.address == address) return &node;
+            if (node.key == 0) return nullptr;
+        }
+    }
+
+    PathTail& tail(uint64_t key) { return tails_[static_cast<size_t>(key >> 52)]; }  // 12 bits: kTails
+
+    bool ready() const { return nodes_ != nullptr; }
+
+    // False when no memory could be had: the caller then unwinds every time.
+    bool make_ready()
+    {
+        if (nodes_ == nullptr) {
+            nodes_.reset(static_cast<PathNode*>(std::calloc(kNodes, sizeof(PathNode))));
+            tails_.reset(static_cast<PathTail*>(std::calloc(kTails, sizeof(PathTail))));
+            if (tails_ == nullptr) nodes_.reset();
+        }
+        return nodes_ != nullptr;
+    }
+
+    PathNode& insert(uint64_t key, uintptr_t address)
+    {
+        if (used_ >= kNodes / 4 * 3) {
+            std::memset(static_cast<void*>(nodes_.get()), 0, kNodes * sizeof(PathNode));
+            used_ = 0;
+        }
+        for (size_t i = index(key);; i = (i + 1) & (kNodes - 1)) {
+            PathNode& node = nodes_[i];
+            if (node.key == key && node.address == address) return node;
+            if (node.key == 0) {
+                ++used_;
+                node.key = key;
+                node.address = address;
+                return node;
+            }
+        }
+    }
+
+private:
+    static size_t index(uint64_t key) { return static_cast<size_t>(key >> 51); }  // 13 bits: kNodes
+    struct Free {
+        void operator()(void* p) const { std::free(p); }
+    };
+    std::unique_ptr<PathNode[], Free> nodes_;
+    std::unique_ptr<PathTail[], Free> tails_;
+    size_t used_ = 0;
+};
+static_assert(PathCache::kNodes == size_t(1) << 13 && PathCache::kTails == size_t(1) << 12);
+
+thread_local PathCache path_cache;
+thread_local SignatureStats stats;
+
+// The cached signature of the path at `site`, or 0 (no signature is 0: see signature_of).
+uint64_t cached_signature(CallSite site)
+{
+    if (!path_cache.ready()) return 0;
+    const auto slot = [&](int32_t offset) { return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset)); };
+    const auto matches = [&](const PathTail& tail, uint64_t key, uintptr_t address) {
+        if (tail.key != key || tail.address != address) return false;
+        bool same = true;
+        for (uint32_t i = 0; i < tail.count; ++i) same &= slot(tail.slots[i]) == tail.addresses[i];
+        return same;
+    };
+    uint64_t key = first_key(site);
+    const PathNode* node = path_cache.find(key, site.return_address);
+    if (node == nullptr || node->last) return node == nullptr ? 0 : node->signature;
+    uintptr_t address = slot(node->next_slot);
+    key = next_key(key, address);
+    // Most calls end here: two lookups and a few loads from the stack, all independent.
+    PathTail& first = path_cache.tail(key);
+    if (matches(first, key, address)) return first.signature;
+    // Paths that share their first two frames (a helper called from a function called from many
+    // places) each have a shortcut from their first three; the first two frames' shortcut says
+    // where the third frame's return address lies.
+    const bool shared = first.key == key && first.address == address && first.count > 0;
+    if (shared) {
+        const uintptr_t third = slot(first.slots[0]);
+        const uint64_t third_key = next_key(key, third);
+        if (const PathTail& tail = path_cache.tail(third_key); matches(tail, third_key, third)) return tail.signature;
+    }
+    // Else the walk, which leaves a shortcut to this path.
+    PathTail walked;
+    walked.key = key;
+    walked.address = address;
+    node = path_cache.find(key, address);
+    while (node != nullptr && !node->last) {
+        if (walked.count == walked.slots.size()) return 0;  // deeper than any path remembered
+        address = slot(node->next_slot);
+        walked.slots[walked.count] = node->next_slot;
+        walked.addresses[walked.count++] = address;
+        key = next_key(key, address);
+        node = path_cache.find(key, address);
+    }
+    if (node == nullptr) return 0;
+    walked.signature = node->signature;
+    if (!shared || walked.count == 0) {
+        first = walked;
+        return walked.signature;
+    }
+    // The first two frames' shortcut stays another path's; this one's starts a frame later.
+    PathTail later;
+    later.address = walked.addresses[0];
+    later.key = next_key(walked.key, later.address);
+    later.signature = walked.signature;
+    later.count = walked.count - 1;
+    for (uint32_t i = 0; i < later.count; ++i) {
+        later.slots[i] = walked.slots[i + 1];
+        later.addresses[i] = walked.addresses[i + 1];
+    }
+    path_cache.tail(later.key) = later;
+    return walked.signature;
+}
+
+// Remembers the path of `frames`, unwound from `site`, if its return addresses can be found again
+// in the stack: a call pushes its return address just below the caller's stack pointer, which is
+// what the unwinder reports as the caller frame's SP.
+void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signature)
+{
+    if (frames.empty() || frames[0].ip != site.return_address || frames[0].sp != site.frame) return;
+    for (size_t i = 1; i < frames.size(); ++i) {
+        if (frames[i].sp < site.frame + 8 || frames[i].sp - site.frame > (uintptr_t(1) << 30)) return;
+    }
+    if (!path_cache.make_ready()) return;
+    uint64_t key = first_key(site);
+    for (size_t i = 0; i < frames.size(); ++i) {
+        if (i > 0) key = next_key(key, frames[i].ip);
+        PathNode& node = path_cache.insert(key, frames[i].ip);
+        node.last = i + 1 == frames.size();
+        // A path that shares these frames but finds its next one elsewhere (a frame of variable
+        // size) takes the node over; the other path unwinds again when it comes back.
+        node.next_slot = node.last ? 0 : static_cast<int32_t>(frames[i + 1].sp - 8 - site.frame);
+        node.signature = node.last ? signature : 0;
+    }
 }
 
 }  // namespace
 
 uint64_t call_path_signature(CallSite site)
 {
+#if defined(__x86_64__)
+    if (const uint64_t signature = cached_signature(site); signature != 0) {
+        ++stats.hits;
+        return signature;
+    }
+#endif
+    ++stats.misses;
     // libunwind's cache of unwind information, per thread: no lock on the way.
     thread_local const bool cache_ready = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) == 0;
     (void)cache_ready;
-    // Two ways per set, chosen by the call site. With one, two hot call sites that fell into the same
-    // entry evicted each other on every call and unwound every time: 1 run in 10 of the convergence
-    // test program (its stack addresses differ from run to run) was traced 30 times slower.
-    constexpr size_t kSets = 128;
-    thread_local std::array<std::array<CachedPath, 2>, kSets> paths;
-    thread_local std::array<uint8_t, kSets> last_used{};
-
-    const uint64_t key = mix64(site.return_address ^ mix64(site.frame)) | 1;  // 0 marks an empty entry
-    const size_t set = (key >> 1) % kSets;  // not the low bit, always 1
-    auto& ways = paths[set];
-#if defined(__x86_64__)
-    for (uint8_t way = 0; way < 2; ++way) {
-        const CachedPath& path = ways[way];
-        if (path.key != key || !path.verifiable) continue;
-        bool same = true;
-        for (int i = 0; i < path.slot_count && same; ++i) {
-            same = *reinterpret_cast<const uintptr_t*>(site.frame + path.slots[size_t(i)].first) ==
-                   path.slots[size_t(i)].second;
-        }
-        if (same) {
-            last_used[set] = way;
-            return path.signature;
-        }
-    }
-#endif
-    // A new path replaces its call site's old one, else the way not used last.
-    const uint8_t way = ways[0].key == key ? 0 : ways[1].key == key ? 1 : uint8_t(1 - last_used[set]);
-    last_used[set] = way;
-    CachedPath& path = ways[way];
     const std::vector<Frame> frames = application_frames(site);
-    path.key = key;
-    path.signature = signature_of(frames);
-    path.verifiable = false;
-    path.slot_count = 0;
+    const uint64_t signature = signature_of(frames);
 #if defined(__x86_64__)
-    // A call pushes its return address just below the caller's stack pointer, which is what the
-    // unwinder reports as the caller frame's SP.
-    path.verifiable = !frames.empty() && frames[0].ip == site.return_address && frames[0].sp == site.frame;
-    for (size_t i = 1; i < frames.size() && path.verifiable; ++i) {
-        if (frames[i].sp < site.frame + 8) {
-            path.verifiable = false;
-            break;
-        }
-        path.slots[size_t(path.slot_count++)] = {frames[i].sp - 8 - site.frame, frames[i].ip};
-    }
+    remember(site, frames, signature);
 #endif
-    return path.signature;
+    return signature;
 }
+
+SignatureStats signature_stats() { return stats; }
 
 }  // namespace htrace::capture

@@ -16,8 +16,17 @@ struct CallSite {
 
 // The signature of the call path that reached `site`. The first time a path is seen it is unwound;
 // after that, while the same return addresses sit in the same stack slots, the cached signature is
-// reused, so a call in a loop costs a few loads instead of an unwind.
+// reused, so a call in a loop costs a few loads instead of an unwind. No allocation, lock or
+// system call on a cached path.
 uint64_t call_path_signature(CallSite site);
+
+// How the calling thread's signatures were found: in the cache of call paths, or by unwinding
+// the stack (a miss: a path not seen before, or whose return addresses could not be checked).
+struct SignatureStats {
+    uint64_t hits = 0;
+    uint64_t misses = 0;
+};
+SignatureStats signature_stats();
 
 // Frames of the application that count (the deeper ones are the same for every call).
 inline constexpr int kSignatureDepth = 8;

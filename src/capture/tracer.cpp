@@ -141,6 +141,7 @@ public:
 private:
     void start(double entered);
     void stop(double entered, CallSite site);
+    void print_signature_stats();
     void fail_at_start(const std::string& message, bool print);
     double seconds_per_tick() const;
     std::string part_path() const { return config_.file + ".part." + std::to_string(world_rank_); }
@@ -699,10 +700,26 @@ void Tracer::stop(double entered, CallSite site)
                          static_cast<unsigned long long>(unseen));
         }
     }
+    if (config_.stats) print_signature_stats();
     // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place.
     PMPI_Bcast(&written, 1, MPI_INT, 0, own_comm_);
     if (written) unlink(part_path().c_str());
     PMPI_Comm_free(&own_comm_);
+}
+
+// HTRACE_STATS=1: how often the call-path cache spared an unwind, over all ranks (each rank's
+// thread that calls MPI_Finalize).
+void Tracer::print_signature_stats()
+{
+    const SignatureStats mine = signature_stats();
+    uint64_t counts[2] = {mine.hits, mine.misses};
+    uint64_t totals[2] = {0, 0};
+    PMPI_Reduce(counts, totals, 2, MPI_UINT64_T, MPI_SUM, 0, own_comm_);
+    if (world_rank_ != 0) return;
+    const double lookups = double(totals[0] + totals[1]);
+    std::fprintf(stderr, "h-trace: call-path cache: %llu hits, %llu misses (each an unwind), hit rate %.4f%%\n",
+                 static_cast<unsigned long long>(totals[0]), static_cast<unsigned long long>(totals[1]),
+                 lookups > 0 ? 100.0 * double(totals[0]) / lookups : 0.0);
 }
 
 bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,

@@ -22,7 +22,18 @@ def main():
         failures.append("two call sites gave the same signature")
     if first["a"] == first["a_via_helper"]:
         failures.append("one call site reached through two call paths gave the same signature")
-    for key in ("a", "b", "a_via_helper"):
+    shared = [first[key] for key in ("x", "y", "outer_x", "outer_y")]
+    if len(set(shared)) != 4:
+        failures.append(f"four call paths through one call site at one stack depth gave {len(set(shared))} signatures")
+    if first["changed"] != "0":
+        failures.append(f"a call path's signature changed {first['changed']} times while others were interleaved")
+    # The probe made 4 paths' calls, each path repeated: only each path's first call may unwind.
+    calls, misses, hits = int(first["calls"]), int(first["misses"]), int(first["hits"])
+    if misses + hits != calls:
+        failures.append(f"{calls} calls but {hits} hits and {misses} misses")
+    if misses > 4:
+        failures.append(f"{misses} of {calls} calls on 4 repeated call paths unwound the stack (at most 4 should)")
+    for key in ("a", "b", "a_via_helper", "x", "y", "outer_x", "outer_y"):
         if first[key] != second[key]:
             failures.append(f"site {key}: {first[key]} in one run, {second[key]} in the other")
     for f in failures:

@@ -93,6 +93,22 @@ TEST_CASE("HTRACE_FLUSH_SECONDS is a whole number of seconds, 0 for never")
     CHECK(read_config(fake_getenv).config.flush_seconds == 0);
 }
 
+TEST_CASE("HTRACE_STATS is 0 or 1, off by default")
+{
+    environment.clear();
+    CHECK_FALSE(read_config(fake_getenv).config.stats);
+    environment = {{"HTRACE_STATS", "1"}};
+    CHECK(read_config(fake_getenv).config.stats);
+    environment = {{"HTRACE_STATS", "0"}};
+    CHECK_FALSE(read_config(fake_getenv).config.stats);
+    for (const char* bad : {"2", "yes", "", "-1"}) {
+        environment = {{"HTRACE_STATS", bad}};
+        CAPTURE(bad);
+        CHECK(read_config(fake_getenv).error.find("HTRACE_STATS") != std::string::npos);
+    }
+    environment.clear();
+}
+
 TEST_CASE("HTRACE_IO_EXCLUDE is a colon-separated list of paths, empty entries skipped")
 {
     environment = {{"HTRACE_IO_EXCLUDE", "/scratch/logs::relative/dir:"}};

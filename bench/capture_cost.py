@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Issue 27: nanoseconds the tracer adds per MPI call, by stack depth and language.
+
+Runs each program untraced and traced in interleaved pairs (so drift of the machine hits both alike)
+and reports, per row, the added time per call of each pair, (traced - untraced) / calls, as
+min / median / max over the pairs. The rows: the C ring (call_cost.c) and deep-stacks (deep_stacks.c;
+256 call paths, -O3 without frame pointers) at depths 5, 10, 20, 40 and 60 in C, C++ and Fortran, and
+deep-stacks-g (the same with -g) at depth 40.
+
+    capture_cost.py [--build DIR] [--library LIBHTRACE] [--pairs N] [--ranks N] [--iterations N]
+                    [--depths 5,10,...] [--languages c,cxx,fortran] [--csv FILE]
+
+--library traces with another libhtrace.so (HTRACE_LIBRARY), e.g. an earlier build's, for a before/after.
+One rank by default: the tracer's own cost per call, without a second rank's waits (on a machine of
+two shared cores those made single pairs differ by microseconds).
+"""
+import argparse
+import csv
+import pathlib
+import re
+import statistics
+import subprocess
+import tempfile
+
+from run_benchmarks import ENV, mpirun
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent
+RING = re.compile(r"calls_per_rank (\d+) median_ns_per_call ([\d.]+)")
+DEEP = re.compile(r"calls_per_rank (\d+) seconds ([\d.]+)")
+
+
+def ns_per_call(output):
+    """The program's own figure: ns per call of its timed loop."""
+    if match := RING.search(output):
+        return float(match[2])
+    match = DEEP.search(output)
+    return float(match[2]) * 1e9 / int(match[1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument("--library", help="the libhtrace.so to trace with (default: the build's)")
+    parser.add_argument("--pairs", type=int, default=5)
+    parser.add_argument("--ranks", type=int, default=1)
+    parser.add_argument("--iterations", type=int, default=100, help="passes over deep-stacks' call paths")
+    parser.add_argument("--depths", default="5,10,20,40,60")
+    parser.add_argument("--languages", default="c,cxx,fortran")
+    parser.add_argument("--csv", help="write every pair here")
+    args = parser.parse_args()
+    build = pathlib.Path(args.build).resolve()
+    launcher = build / "src/capture/h-trace"
+    ring = pathlib.Path(tempfile.gettempdir()) / "htrace_call_cost"
+    subprocess.run(["mpicc", "-O2", str(HERE / "call_cost.c"), "-o", str(ring)], check=True)
+    deep, deep_g = build / "bench/deep-stacks", build / "bench/deep-stacks-g"
+    paths = "256"
+    rows = [("C ring (call_cost.c)", [str(ring), "20000", "5"])]
+    for language in args.languages.split(","):
+        for depth in args.depths.split(","):
+            rows.append((f"deep-stacks {language} depth {depth}",
+                         [str(deep), depth, paths, str(args.iterations), language]))
+        rows.append((f"deep-stacks-g {language} depth 40", [str(deep_g), "40", paths, str(args.iterations), language]))
+    env = dict(ENV)
+    if args.library:
+        env["HTRACE_LIBRARY"] = str(pathlib.Path(args.library).resolve())
+    results = []
+    print(f"| program | untraced ns/call (median) | added ns/call: min | median | max |  ({args.pairs} pairs, "
+          f"{args.ranks} ranks)")
+    print("| --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory() as scratch:
+        env["HTRACE_FILE"] = str(pathlib.Path(scratch) / "trace.h")
+        for name, command in rows:
+            plain, added = [], []
+            for pair in range(args.pairs):
+                untraced = ns_per_call(mpirun(args.ranks, command, env, scratch).stdout)
+                traced = ns_per_call(mpirun(args.ranks, [str(launcher)] + command, env, scratch).stdout)
+                plain.append(untraced)
+                added.append(traced - untraced)
+                results.append((name, pair, untraced, traced, traced - untraced))
+            print(f"| {name} | {statistics.median(plain):.0f} | {min(added):.0f} | {statistics.median(added):.0f} "
+                  f"| {max(added):.0f} |", flush=True)
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["program", "pair", "untraced_ns_per_call", "traced_ns_per_call", "added_ns_per_call"])
+            writer.writerows(results)
+
+
+if __name__ == "__main__":
+    main()
