@@ -4,7 +4,11 @@
  * Peers and sizes change from step to step, so neither loops nor ranks fold: the worst case for the
  * merge (bench/merge_time.py times it). Rank 0 prints how many calls it made.
  *
- *     irregular_exchange [CALLS_PER_RANK]   (default 4700: about 300,000 calls at 64 ranks)
+ *     irregular_exchange [CALLS_PER_RANK] [parts]   (default 4700: about 300,000 calls at 64 ranks)
+ *
+ * With `parts` it exits without MPI_Finalize, so that each rank leaves its own trace
+ * (HTRACE_FILE.part.RANK) for `h-merge` to merge in one process: the merge's work, timed or
+ * profiled apart from MPI.
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -96,6 +100,7 @@ int main(int argc, char **argv)
         printf("calls_per_rank %ld\n", calls);
         fflush(stdout);
     }
+    if (argc > 2 && strcmp(argv[2], "parts") == 0) exit(0);
     MPI_Finalize();
     return 0;
 }
