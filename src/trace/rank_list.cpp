@@ -87,7 +87,9 @@ std::vector<RankRun> fold_runs(std::vector<RankRun> runs)
 PackedBytes packed(const std::vector<RankRun>& runs)
 {
     if (runs.empty()) return {};
-    std::vector<uint8_t> out;
+    // One scratch buffer per thread: packing is on the merge's hot path, and PackedBytes copies it.
+    thread_local std::vector<uint8_t> out;
+    out.clear();
     pack_unsigned(out, runs.size());
     for (const auto& run : runs) {
         pack_signed(out, run.start);
