@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace htrace {
@@ -547,7 +548,8 @@ private:
     };
     MergeContext context_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
-    std::map<const Node*, std::vector<Held>> instances_;
+    // Looked up for every pair weighed: hashed.
+    std::unordered_map<const Node*, std::vector<Held>> instances_;
 };
 
 Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);
