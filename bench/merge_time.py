@@ -3,6 +3,9 @@
 rank counts, on the irregular exchange (bench/irregular_exchange.c) and on shipped test programs.
 
     merge_time.py BUILD [--ranks 4,16,64] [--runs 3] [--programs exchange,stencil,...] [--mpicc mpicc]
+                  [--h-trace PATH] [--untraced | --no-untraced]
+
+--h-trace traces with another build's launcher (a before/after pair on BUILD's programs).
 
 The merge's time is what rank 0's tracer reports at the end of the run ("merge X s": from the start
 of the reduction over the tree to the merged trace at rank 0). Peak memory is each rank's maximum
@@ -58,10 +61,13 @@ def main():
     parser.add_argument("--programs", default="exchange," + ",".join(PROGRAMS))
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("--mpicc", default="mpicc")
+    parser.add_argument("--h-trace", help="the launcher (default: BUILD's)")
+    parser.add_argument("--untraced", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run untraced, for the MPI library's own peak memory")
     parser.add_argument("--exchange-calls", default="4700", help="calls per rank of the exchange")
     args = parser.parse_args()
     build = args.build.resolve()
-    launcher = str(build / "src" / "capture" / "h-trace")
+    launcher = args.h_trace or str(build / "src" / "capture" / "h-trace")
     with tempfile.TemporaryDirectory(prefix="merge-time-") as tmp:
         scratch = pathlib.Path(tmp)
         exchange = scratch / "irregular_exchange"
@@ -77,10 +83,11 @@ def main():
                     merge, rss, size = one_run(args.mpirun, ranks, program, launcher, scratch)
                     merges.append(merge)
                     traced_rss.append(rss)
-                    plain_rss.append(one_run(args.mpirun, ranks, program, None, scratch)[1])
+                    if args.untraced:
+                        plain_rss.append(one_run(args.mpirun, ranks, program, None, scratch)[1])
                 median = statistics.median(merges)
                 peak = statistics.median(traced_rss)
-                plain = statistics.median(plain_rss)
+                plain = statistics.median(plain_rss) if plain_rss else 0
                 print(f"{name},{ranks},{median:.3f},{'/'.join(f'{m:.3f}' for m in merges)},{size},"
                       f"{peak:.0f},{plain:.0f},{peak - plain:.0f}", flush=True)
 
