@@ -79,8 +79,12 @@ def main():
                        else [str(build / "tests" / "mpi" / name)] + PROGRAMS[name])
             for ranks in [int(r) for r in args.ranks.split(",")]:
                 merges, traced_rss, plain_rss, size = [], [], [], 0
-                for _ in range(args.runs):
-                    merge, rss, size = one_run(args.mpirun, ranks, program, launcher, scratch)
+                try:
+                    runs = [one_run(args.mpirun, ranks, program, launcher, scratch) for _ in range(args.runs)]
+                except RuntimeError as error:  # a program that cannot run at this rank count
+                    print(f"{name},{ranks},failed: {str(error).splitlines()[0]}", flush=True)
+                    continue
+                for merge, rss, size in runs:
                     merges.append(merge)
                     traced_rss.append(rss)
                     if args.untraced:
