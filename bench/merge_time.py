@@ -48,6 +48,8 @@ def one_run(mpirun, ranks, program, traced_launcher, scratch):
     if done.returncode != 0:
         raise RuntimeError(f"{' '.join(program)} at {ranks} ranks failed:\n{done.stderr[-2000:]}")
     rss = [int(x) for x in re.findall(r"maxrss_kib (\d+)", done.stderr)]
+    if not rss:
+        raise RuntimeError(f"{' '.join(program)} at {ranks} ranks: no peak memory reported:\n{done.stderr[-2000:]}")
     merge = re.search(r"merge ([0-9.]+) s", done.stderr)
     size = (scratch / "trace.h").stat().st_size if traced_launcher else 0
     return (float(merge.group(1)) if merge else None), max(rss), size
@@ -88,7 +90,10 @@ def main():
                     merges.append(merge)
                     traced_rss.append(rss)
                     if args.untraced:
-                        plain_rss.append(one_run(args.mpirun, ranks, program, None, scratch)[1])
+                        try:
+                            plain_rss.append(one_run(args.mpirun, ranks, program, None, scratch)[1])
+                        except RuntimeError as error:
+                            print(f"# untraced: {error}", file=sys.stderr)
                 median = statistics.median(merges)
                 peak = statistics.median(traced_rss)
                 plain = statistics.median(plain_rss) if plain_rss else 0
