@@ -702,7 +702,9 @@ void Tracer::stop(double entered, CallSite site)
     }
     if (config_.stats) print_signature_stats();
     // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place.
-    PMPI_Bcast(&written, 1, MPI_INT, 0, own_comm_);
+    MPI_Request written_known = MPI_REQUEST_NULL;
+    PMPI_Ibcast(&written, 1, MPI_INT, 0, own_comm_, &written_known);
+    wait_politely(written_known);
     if (written) unlink(part_path().c_str());
     PMPI_Comm_free(&own_comm_);
 }

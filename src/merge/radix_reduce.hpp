@@ -30,6 +30,10 @@ struct ByteTags {
 };
 void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags);
 std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags);
+// Waits for `request` sleeping between tests: ranks waiting at MPI_Finalize for others' merges
+// (MPI libraries spin in blocking calls) leave the cores to the ranks that merge, where ranks
+// outnumber cores.
+void wait_politely(MPI_Request& request);
 // Rank 0's bytes to every rank of `comm`.
 void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm);
 

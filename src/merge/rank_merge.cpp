@@ -12,6 +12,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace htrace {
@@ -79,20 +80,24 @@ std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
     return {PerRankValue{v.exact(), ranks}};
 }
 
-// The per-rank values of both sides as one value (lossless).
+// The per-rank values of both sides (disjoint ranks) as one value (lossless). Both sides' entries as
+// stored go to Value's canonical form at once: regrouping them by value first would only be undone
+// there, and at every level of the tree each event's values are merged again.
 Value per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b)
 {
-    std::map<int64_t, RankList> by_value;
-    for (const auto& side : {as_per_rank(a, ranks_a), as_per_rank(b, ranks_b)}) {
-        for (const auto& entry : side) {
-            auto [it, inserted] = by_value.try_emplace(entry.value, entry.ranks);
-            if (!inserted) it->second = it->second.unite(entry.ranks);
+    if (a.is_exact() && b.is_exact() && a.exact() == b.exact()) return a;
+    std::vector<PerRankValue> entries;
+    for (const auto& [side, ranks] : {std::pair{&a, &ranks_a}, std::pair{&b, &ranks_b}}) {
+        if (side->is_exact()) {
+            entries.push_back(PerRankValue{side->exact(), *ranks});
+        } else {
+            auto own = side->per_rank_entries();
+            entries.insert(entries.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
         }
     }
-    if (by_value.size() == 1) return Value(by_value.begin()->first);
-    std::vector<PerRankValue> entries;
-    for (auto& [value, ranks] : by_value) entries.push_back({value, std::move(ranks)});
-    return Value(std::move(entries));
+    Value merged(entries);
+    const auto [low, high] = merged.per_rank_range();
+    return low == high ? Value(low) : merged;
 }
 
 // Whether `exact` (per rank) is worth keeping over `drawn`, its histogram: where it takes at most 8
@@ -543,7 +548,8 @@ private:
     };
     MergeContext context_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
-    std::map<const Node*, std::vector<Held>> instances_;
+    // Looked up for every pair weighed: hashed.
+    std::unordered_map<const Node*, std::vector<Held>> instances_;
 };
 
 Node merge_nodes(Node a, Node b, uint64_t weight_a, uint64_t weight_b, const MergeContext& context);

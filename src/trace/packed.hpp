@@ -35,6 +35,8 @@ public:
     explicit Unpacker(std::span<const uint8_t> bytes) : at_(bytes.data()), end_(bytes.data() + bytes.size()) {}
 
     bool at_end() const { return at_ == end_; }
+    // Where reading has got to: the bytes between two positions are what was read in between.
+    const uint8_t* position() const { return at_; }
     uint64_t unsigned_int()
     {
         uint64_t v = 0;

@@ -87,7 +87,9 @@ std::vector<RankRun> fold_runs(std::vector<RankRun> runs)
 PackedBytes packed(const std::vector<RankRun>& runs)
 {
     if (runs.empty()) return {};
-    std::vector<uint8_t> out;
+    // One scratch buffer per thread: packing is on the merge's hot path, and PackedBytes copies it.
+    thread_local std::vector<uint8_t> out;
+    out.clear();
     pack_unsigned(out, runs.size());
     for (const auto& run : runs) {
         pack_signed(out, run.start);
@@ -225,10 +227,15 @@ void RankList::pack(std::vector<uint8_t>& out) const
 
 RankList RankList::unpack(Unpacker& in)
 {
+    // pack() wrote the packed form itself: read past it and keep its bytes, rather than make the
+    // runs and pack them again (a value's entries are read at every merge of the tree).
+    const uint8_t* start = in.position();
     const uint64_t n = in.unsigned_int();
-    std::vector<RankRun> runs(n);
-    for (auto& run : runs) unpack_run(in, run);
-    return from_runs(runs);
+    RankRun run;
+    for (uint64_t i = 0; i < n; ++i) unpack_run(in, run);
+    RankList list;
+    if (n > 0) list.packed_ = PackedBytes(std::span<const uint8_t>(start, in.position()));
+    return list;
 }
 
 std::vector<Rank> RankList::expand() const

@@ -16,6 +16,7 @@ struct RankValue {
 std::vector<RankValue> rank_values(const std::vector<PerRankValue>& entries)
 {
     std::vector<RankValue> out;
+    out.reserve(entries.size());
     for (const auto& entry : entries) {
         const std::vector<Rank> ranks = entry.ranks.expand();
         for (size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], entry.value + int64_t(i) * entry.step});
@@ -28,11 +29,28 @@ std::vector<RankValue> rank_values(const std::vector<PerRankValue>& entries)
 
 std::vector<PerRankValue> grouped_by_value(const std::vector<RankValue>& values)
 {
-    std::map<int64_t, std::vector<Rank>> ranks_of;
-    for (const auto& rv : values) ranks_of[rv.value].push_back(rv.rank);
+    // Sorted by value, then rank (a stable sort of values ascending by rank): each value's ranks in a row.
+    std::vector<RankValue> by_value = values;
+    std::stable_sort(by_value.begin(), by_value.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
     std::vector<PerRankValue> out;
-    for (const auto& [value, ranks] : ranks_of) out.push_back({value, RankList::from_sorted(ranks), 0});
+    std::vector<Rank> ranks;
+    for (size_t i = 0; i < by_value.size();) {
+        ranks.clear();
+        size_t j = i;
+        for (; j < by_value.size() && by_value[j].value == by_value[i].value; ++j) ranks.push_back(by_value[j].rank);
+        out.push_back({by_value[i].value, RankList::from_sorted(ranks), 0});
+        i = j;
+    }
     return out;
+}
+
+size_t distinct_values(const std::vector<RankValue>& values)
+{
+    std::vector<int64_t> seen;
+    seen.reserve(values.size());
+    for (const auto& rv : values) seen.push_back(rv.value);
+    std::sort(seen.begin(), seen.end());
+    return static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
 }
 
 // How far past a line's first rank to look for its second (bounds the work on long lists).
@@ -43,7 +61,8 @@ constexpr size_t kShortestLine = 3;
 // value (so that ranks with one value can run along a line of another: `key = rank / 2` of
 // `color = rank % 2`), as far as ranks at the same stride follow with the same step. Negative
 // values (MPI_PROC_NULL, no communicator ...) stay symbolic: no line runs through them. What no line
-// of at least three ranks takes is grouped by value.
+// of at least three ranks takes is grouped by value. Empty where no line forms: the grouping by
+// value alone then takes no more entries.
 std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
 {
     const size_t n = values.size();
@@ -84,6 +103,7 @@ std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
         }
         alone[start.value].push_back(start.rank);
     }
+    if (lines.empty()) return lines;
     for (auto& [value, ranks] : alone) {
         std::sort(ranks.begin(), ranks.end());
         lines.push_back({value, RankList::from_sorted(ranks), 0});
@@ -98,7 +118,9 @@ std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
 PackedBytes packed(const std::vector<PerRankValue>& entries)
 {
     const bool steps = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.step != 0; });
-    std::vector<uint8_t> out;
+    // One scratch buffer per thread, as RankList's: PackedBytes copies it.
+    thread_local std::vector<uint8_t> out;
+    out.clear();
     pack_unsigned(out, entries.size() << 1 | (steps ? 1 : 0));
     for (const auto& entry : entries) {
         pack_signed(out, entry.value);
@@ -131,15 +153,15 @@ void for_each_entry(const PackedBytes& packed, Visitor&& visit)
 Value::Value(const std::vector<PerRankValue>& per_rank)
 {
     const std::vector<RankValue> values = rank_values(per_rank);
-    std::vector<PerRankValue> by_value = grouped_by_value(values);
-    if (by_value.size() > 1) {
+    const size_t groups = distinct_values(values);
+    if (groups > 1) {
         std::vector<PerRankValue> lines = affine_lines(values);
-        if (lines.size() < by_value.size()) {
+        if (!lines.empty() && lines.size() < groups) {
             data_ = packed(lines);
             return;
         }
     }
-    data_ = packed(by_value);
+    data_ = packed(grouped_by_value(values));
 }
 
 std::vector<PerRankValue> Value::per_rank_entries() const

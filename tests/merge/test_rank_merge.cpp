@@ -406,3 +406,22 @@ TEST_CASE("such a loop merged with one that runs its whole body is unrolled, and
     CHECK(calls_of(merged, 1, 2) == calls);
     check_every_collective_has(merged, 2);
 }
+
+TEST_CASE("per-rank values keep every rank's own over the tree, whether they run along lines or not")
+{
+    // Byte counts along a line on ranks 0-15 (stored with a step once three ranks line up), drawn at
+    // random on ranks 16-31: the last merge takes both forms in.
+    std::mt19937 rng(27);
+    std::map<Rank, int64_t> given;
+    std::vector<Sequence> traces;
+    for (Rank r = 0; r < 32; ++r) {
+        given[r] = r < 16 ? 8 * int64_t{r} + 8 : int64_t(1 + rng() % 5000);
+        traces.push_back(rank_trace("a", r, given[r]));
+    }
+    const Sequence merged = test::merge_tree(std::move(traces));
+    REQUIRE(merged.size() == 1);
+    const Value* bytes = merged[0].event().find(Role::bytes);
+    REQUIRE(bytes != nullptr);
+    for (const auto& [rank, value] : given) CHECK(bytes->value_for(rank) == value);
+    CHECK(merged[0].event().ranks.to_string() == "0-31");
+}
