@@ -4,8 +4,8 @@
 // and the handlers of fatal signals that say, in one line, that no trace was written.
 //
 // Signal handlers do only what is async-signal-safe: a SIGTERM or SIGINT handler writes the signal's
-// number to a pipe and returns; the writer thread, woken by it, writes the part (taking the tracer's
-// recording lock only to copy its state), then puts the handler that was there before back and
+// number to a pipe and returns; the writer thread, woken by it, writes the part (closing the tracer's
+// recording gate only to copy its state), then puts the handler that was there before back and
 // raises the signal again, so the application's own handler, or the default action, follows. A fatal
 // signal's handler writes a line prepared in advance, puts the previous handler back and raises the
 // signal again. docs/design.md, "Error policy", says why.

@@ -1,6 +1,7 @@
 #include "capture/tracer.hpp"
 
 #include "capture/clock.hpp"
+#include "capture/recording_gate.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
 #include "capture/early_end.hpp"
@@ -165,7 +166,10 @@ private:
     bool write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
                      std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds);
 
+    // Application threads that call MPI at once (MPI_THREAD_MULTIPLE) take turns with it; the partial
+    // writer takes it too, then closes the gate that every recording passes.
     std::mutex mutex_;
+    RecordingGate gate_;
     Config config_;
     int world_rank_ = 0;
     int world_size_ = 1;
@@ -488,6 +492,7 @@ void Tracer::start(double entered)
     host_ = host;
     mpi_library_ = library_version();
 
+    gate_.prepare();
     comms_.start();
     pending_requests_.set_shared_handles(shared_request_handles(own_comm_));
     int level = MPI_THREAD_SINGLE;
@@ -539,6 +544,7 @@ void Tracer::write_part(const std::string& reason)
     double traced_ticks = 0;
     {
         std::lock_guard lock(mutex_);
+        ClosedGate closed(gate_);
         if (!active()) return;
         part.body = folder_.snapshot();
         // A rank's own patterns stand only where others confirm them: alone, its names are literal.
@@ -597,8 +603,10 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         return;
     }
     if (is_posix_io(op) && !started_mpi) return;
-    // Held while the call is added: the partial writer copies the rank's state under it.
-    std::lock_guard lock(mutex_);
+    // Held while the call is added: the partial writer copies the rank's state only outside it.
+    std::unique_lock<std::mutex> serialized;
+    if (threads_) serialized = std::unique_lock(mutex_);
+    InsideGate inside(gate_);
     if (!active()) return;
     RecordedCall call;
     call.op = op;

@@ -123,7 +123,6 @@ bool is_window_collective(Op op)
                           Op::Win_free, Op::Win_fence});
 }
 
-bool is_posix_io(Op op) { return op >= Op::posix_open && op < Op::first_opaque; }
 
 bool is_posix_open(Op op) { return is_one_of(op, {Op::posix_open, Op::posix_openat, Op::posix_creat, Op::posix_fopen}); }
 

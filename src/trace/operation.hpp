@@ -47,8 +47,9 @@ bool creates_request(Op op);
 // Collectives over a topology's neighbours (their peers come from the communicator's topology).
 bool is_neighbor_collective(Op op);
 
-// POSIX I/O (kind io, like MPI-IO, but a rank's own: never collective).
-bool is_posix_io(Op op);
+// POSIX I/O (kind io, like MPI-IO, but a rank's own: never collective). Inline: the tracer asks on
+// every call.
+inline bool is_posix_io(Op op) { return op >= Op::posix_open && op < Op::first_opaque; }
 // open, openat, creat and fopen: POSIX I/O that makes a file of the rank's.
 bool is_posix_open(Op op);
 
