@@ -352,6 +352,14 @@ class Aligner {
 public:
     explicit Aligner(const MergeContext& context) : context_(context) {}
 
+    // A node's instances on one communicator, or on any colour of one split (where it was made).
+    struct Held {
+        uint64_t made;
+        int64_t first;
+        int64_t end;
+        auto operator<=>(const Held&) const = default;
+    };
+
     // The collective instances the top-level nodes of the two sequences hold (collective_instances.hpp):
     // two nodes that hold different ones never align. Instances of one communicator are each their own,
     // and the k-th of one colour of a split may meet only the k-th of another colour of that split, so
@@ -377,13 +385,12 @@ public:
     }
 
     // Weight of aligning a with b (0: they cannot align).
-    double weight(const Node& a, const Node& b)
+    double weight(const Node& a, const Node& b) { return weight(a, b, held_of(a), held_of(b)); }
+
+    // The same, with the instances each node holds already looked up (nullptr: none known).
+    double weight(const Node& a, const Node& b, const std::vector<Held>* held_a, const std::vector<Held>* held_b)
     {
-        if (!instances_.empty()) {
-            const auto x = instances_.find(&a);
-            const auto y = instances_.find(&b);
-            if (x != instances_.end() && y != instances_.end() && x->second != y->second) return 0;
-        }
+        if (held_a != nullptr && held_b != nullptr && *held_a != *held_b) return 0;
         if (a.is_event() && b.is_event()) return event_weight(a.event(), b.event());
         if (a.is_event() != b.is_event()) {
             const Loop& loop = (a.is_loop() ? a : b).loop();
@@ -509,13 +516,22 @@ private:
     Alignment align_window(const Sequence& a, size_t ia, size_t na, const Sequence& b, size_t ib, size_t nb)
     {
         // Classic LCS table with weights; ties prefer skipping in `a` first so that, between
-        // aligned pairs, each side keeps its order.
+        // aligned pairs, each side keeps its order. Each pair is weighed once, each node's
+        // instances looked up once: the window is where the merge of unlike ranks spends its time.
+        // (Weighing loops aligns their bodies, in windows of their own: nothing here is shared.)
+        std::vector<const std::vector<Held>*> held_a(na);
+        std::vector<const std::vector<Held>*> held_b(nb);
+        for (size_t x = 0; x < na; ++x) held_a[x] = held_of(a[ia + x]);
+        for (size_t y = 0; y < nb; ++y) held_b[y] = held_of(b[ib + y]);
+        std::vector<double> weights(na * nb, 0.0);
+        auto weight_at = [&](size_t x, size_t y) -> double& { return weights[x * nb + y]; };
         std::vector<double> table((na + 1) * (nb + 1), 0.0);
         auto at = [&](size_t x, size_t y) -> double& { return table[x * (nb + 1) + y]; };
         for (size_t x = na; x-- > 0;) {
             for (size_t y = nb; y-- > 0;) {
                 double best = std::max(at(x + 1, y), at(x, y + 1));
-                const double w = weight(a[ia + x], b[ib + y]);
+                const double w = weight(a[ia + x], b[ib + y], held_a[x], held_b[y]);
+                weight_at(x, y) = w;
                 if (w > 0) best = std::max(best, w + at(x + 1, y + 1));
                 at(x, y) = best;
             }
@@ -524,7 +540,7 @@ private:
         size_t x = 0;
         size_t y = 0;
         while (x < na && y < nb) {
-            const double w = weight(a[ia + x], b[ib + y]);
+            const double w = weight_at(x, y);
             if (w > 0 && at(x, y) == w + at(x + 1, y + 1)) {
                 out.pairs.emplace_back(ia + x, ib + y);
                 out.weight += w;
@@ -539,16 +555,15 @@ private:
         return out;
     }
 
-    // A node's instances on one communicator, or on any colour of one split (where it was made).
-    struct Held {
-        uint64_t made;
-        int64_t first;
-        int64_t end;
-        auto operator<=>(const Held&) const = default;
-    };
     MergeContext context_;
     std::map<std::pair<const Node*, const Node*>, double> loop_weights_;
-    // Looked up for every pair weighed: hashed.
+    const std::vector<Held>* held_of(const Node& node) const
+    {
+        if (instances_.empty()) return nullptr;
+        const auto found = instances_.find(&node);
+        return found == instances_.end() ? nullptr : &found->second;
+    }
+
     std::unordered_map<const Node*, std::vector<Held>> instances_;
 };
 
