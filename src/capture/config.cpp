@@ -72,6 +72,13 @@ ConfigResult read_config(const char* (*lookup)(const char*))
         }
         result.config.stats = value == 1;
     }
+    if (const char* p = lookup("HTRACE_PYTHON_IMPORTS")) {
+        if (!parse_bounded(p, 0, 1, value)) {
+            result.error = std::string("HTRACE_PYTHON_IMPORTS='") + p + "' is not 0 or 1";
+            return result;
+        }
+        result.config.python_imports = value == 1;
+    }
     if (const char* p = lookup("HTRACE_IO_EXCLUDE")) {
         std::string_view rest = p;
         while (!rest.empty()) {
