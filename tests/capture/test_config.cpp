@@ -109,6 +109,22 @@ TEST_CASE("HTRACE_STATS is 0 or 1, off by default")
     environment.clear();
 }
 
+TEST_CASE("HTRACE_PYTHON_IMPORTS is 0 or 1, off by default")
+{
+    environment.clear();
+    CHECK_FALSE(read_config(fake_getenv).config.python_imports);
+    environment = {{"HTRACE_PYTHON_IMPORTS", "1"}};
+    CHECK(read_config(fake_getenv).config.python_imports);
+    environment = {{"HTRACE_PYTHON_IMPORTS", "0"}};
+    CHECK_FALSE(read_config(fake_getenv).config.python_imports);
+    for (const char* bad : {"2", "yes", "", "-1"}) {
+        environment = {{"HTRACE_PYTHON_IMPORTS", bad}};
+        CAPTURE(bad);
+        CHECK(read_config(fake_getenv).error.find("HTRACE_PYTHON_IMPORTS") != std::string::npos);
+    }
+    environment.clear();
+}
+
 TEST_CASE("HTRACE_IO_EXCLUDE is a colon-separated list of paths, empty entries skipped")
 {
     environment = {{"HTRACE_IO_EXCLUDE", "/scratch/logs::relative/dir:"}};
