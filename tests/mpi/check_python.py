@@ -15,6 +15,9 @@ CASE is one of:
            the interpreter's reads of statistics are there
   output   the program prints the same (what it computes, what it counted) traced and untraced
   replay   h-replay replays the trace to the end and makes the program's MPI calls
+  threads  programs/python_threads.py (beside --program): Python threads calling MPI while another
+           holds the GIL finish traced within the time limit, print what they print untraced, and
+           the trace holds the calls each thread made
 
 The interpreter is the first of /usr/bin/python3, this script's own and `python3` on PATH that has
 mpi4py. The case is skipped (exit 77) where none has, or where its mpi4py is built for another MPI
@@ -88,11 +91,14 @@ class Runner:
         self.python = python
         self.scratch = scratch
 
-    def run(self, iterations, traced, env=None, name="trace.h"):
-        """Runs the program; returns (its output lines, mpirun's stderr, the trace's path)."""
+    def run(self, iterations, traced, env=None, name="trace.h", program=None):
+        """Runs the program (python_ring.py, or `program` given its arguments); returns (its output
+        lines, mpirun's stderr, the trace's path)."""
         out = self.scratch / f"out-{name}"
         out.mkdir(exist_ok=True)
         command = [self.python, self.args.program, str(iterations), str(EVERY), str(out)]
+        if program is not None:
+            command = [self.python, str(program), str(iterations)]
         if traced:
             command = [os.path.abspath(self.args.h_trace)] + command
         trace = self.scratch / name
@@ -259,8 +265,26 @@ def check_replay(runner):
     return failures
 
 
+def check_threads(runner):
+    program = pathlib.Path(runner.args.program).parent / "python_threads.py"
+    iterations = 50
+    untraced, _, _ = runner.run(iterations, traced=False, name="untraced.h", program=program)
+    traced, _, trace = runner.run(iterations, traced=True, program=program)
+    failures = []
+    if sorted(untraced) != sorted(traced) or len(traced) != RANKS:
+        failures.append("the program printed otherwise under the tracer:\nuntraced:\n" + "\n".join(untraced) +
+                        "\ntraced:\n" + "\n".join(traced))
+    dump = runner.dump(trace)
+    for op in ("MPI_Sendrecv", "MPI_Allreduce"):
+        calls = sum(calls_by_site(dump, op).values())
+        print(f"{op}: the threads made {iterations * RANKS}, the trace holds {calls}")
+        if calls != iterations * RANKS:
+            failures.append(f"{op}: {calls} calls in the trace, the program made {iterations * RANKS}")
+    return failures
+
+
 CASES = {"sites": check_sites, "folding": check_folding, "imports": check_imports, "output": check_output,
-         "replay": check_replay}
+         "replay": check_replay, "threads": check_threads}
 
 
 def main():
