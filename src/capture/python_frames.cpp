@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <sys/types.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -25,7 +26,8 @@ struct PythonApi {
     void* (*thread_frame)(void*) = nullptr;  // PyThreadState_GetFrame: a new reference or null
     void* (*frame_code)(void*) = nullptr;    // PyFrame_GetCode: a new reference
     void* (*frame_back)(void*) = nullptr;    // PyFrame_GetBack: a new reference or null
-    int (*frame_line)(void*) = nullptr;      // PyFrame_GetLineNumber
+    int (*frame_line)(void*) = nullptr;      // PyFrame_GetLineNumber (decodes the line table)
+    int (*frame_offset)(void*) = nullptr;    // optional: PyFrame_GetLasti (3.11), the instruction's offset
     void (*error_fetch)(void**, void**, void**) = nullptr;
     void (*error_restore)(void*, void*, void*) = nullptr;
     void (*incref)(void*) = nullptr;
@@ -56,6 +58,7 @@ const PythonApi* python_api()
             find(found.incref, "Py_IncRef") && find(found.decref, "Py_DecRef") &&
             find(found.get_attribute, "PyObject_GetAttrString") && find(found.utf8, "PyUnicode_AsUTF8AndSize");
         if (!find(found.is_finalizing, "Py_IsFinalizing")) find(found.is_finalizing, "_Py_IsFinalizing");
+        find(found.frame_offset, "PyFrame_GetLasti");
         return complete ? &found : nullptr;
     }();
     return api;
@@ -77,11 +80,16 @@ enum class CodeKind : uint8_t {
 };
 
 // What the walk needs of a code object, worked out once: the hash of its file's base name and its
-// function's qualified name (the same in every rank, unlike the object's address), and its kind.
+// function's qualified name (the same in every rank, unlike the object's address), its kind, and
+// the lines of the instructions last seen calling out of it (finding a line decodes the code's line
+// table from its start: most of a walk's time where it is not kept).
+constexpr size_t kLines = 8;
 struct CodeEntry {
     void* code = nullptr;  // holds a reference, so the address is not reused for another code object
     uint64_t hash = 0;
     CodeKind kind = CodeKind::program;
+    std::array<int32_t, kLines> offsets{};  // an instruction's offset + 1 (0: none)
+    std::array<int32_t, kLines> lines{};
 };
 
 // Calls `use` with the code attribute `name` as text (empty where it has none; the error that
@@ -125,12 +133,15 @@ CodeEntry describe_code(const PythonApi& api, void* code)
 // entries' references: a few code objects stay alive.
 constexpr size_t kCodeEntries = 512;
 thread_local CodeEntry* code_entries = nullptr;
+thread_local CodeEntry uncached;  // where no table could be had: described on every call
 
-CodeEntry code_entry(const PythonApi& api, void* code)
+CodeEntry& code_entry(const PythonApi& api, void* code)
 {
+    if (code_entries == nullptr) code_entries = static_cast<CodeEntry*>(std::calloc(kCodeEntries, sizeof(CodeEntry)));
     if (code_entries == nullptr) {
-        code_entries = static_cast<CodeEntry*>(std::calloc(kCodeEntries, sizeof(CodeEntry)));
-        if (code_entries == nullptr) return describe_code(api, code);
+        uncached = describe_code(api, code);
+        uncached.code = nullptr;  // holds no reference
+        return uncached;
     }
     CodeEntry& slot = code_entries[(reinterpret_cast<uintptr_t>(code) >> 4) % kCodeEntries];
     if (slot.code == code) return slot;
@@ -138,6 +149,19 @@ CodeEntry code_entry(const PythonApi& api, void* code)
     slot = describe_code(api, code);
     api.incref(code);
     return slot;
+}
+
+// The line `frame` (running `entry`'s code) is at.
+int32_t line_of(const PythonApi& api, CodeEntry& entry, void* frame)
+{
+    if (api.frame_offset == nullptr) return api.frame_line(frame);
+    const int32_t offset = api.frame_offset(frame);
+    const size_t slot = static_cast<size_t>(offset >> 1) % kLines;  // offsets step by 2-byte code units
+    if (offset < 0 || entry.offsets[slot] != offset + 1) {
+        entry.lines[slot] = api.frame_line(frame);
+        entry.offsets[slot] = offset < 0 ? 0 : offset + 1;
+    }
+    return entry.lines[slot];
 }
 
 // The walk itself, with the GIL held.
@@ -155,12 +179,12 @@ PythonCallSite walk(const PythonApi& api, void* thread_state)
     void* frame = api.thread_frame(thread_state);
     while (frame != nullptr && depth < kSignatureDepth) {
         void* code = api.frame_code(frame);
-        const CodeEntry entry = code_entry(api, code);
+        CodeEntry& entry = code_entry(api, code);
         api.decref(code);
         if (innermost) site.importing = entry.kind == CodeKind::import_system;
         innermost = false;
         if (entry.kind == CodeKind::program) {
-            const auto line = static_cast<uint64_t>(static_cast<uint32_t>(api.frame_line(frame)));
+            const auto line = static_cast<uint64_t>(static_cast<uint32_t>(line_of(api, entry, frame)));
             signature = mix64(signature ^ entry.hash ^ (line * 0x9E3779B97F4A7C15ull));
             ++depth;
         }
