@@ -206,10 +206,15 @@ PythonCallSite walk(const PythonApi& api, void* thread_state)
 
 }  // namespace
 
+std::atomic<bool> python_detail::absent{false};
+
 PythonCallSite python_call_site()
 {
     const PythonApi* api = python_api();
-    if (api == nullptr) return {};
+    if (api == nullptr) {
+        python_detail::absent.store(true, std::memory_order_relaxed);
+        return {};
+    }
     // At exit (mpi4py finalizes MPI after the interpreter is gone) and while the interpreter is
     // finalizing, when taking the GIL would end a thread other than the main one.
     if (!api->is_initialized() || (api->is_finalizing != nullptr && api->is_finalizing())) return {};

@@ -4,6 +4,7 @@
 // frames, which are the same for every call. The interpreter's functions are found with dlsym, so
 // the tracer does not link libpython and a process without Python pays one test of a cached flag.
 
+#include <atomic>
 #include <cstdint>
 
 namespace htrace::capture {
@@ -21,5 +22,13 @@ struct PythonCallSite {
 // releases it around most MPI calls), so it must not be called while holding a lock a Python
 // thread could wait for. Leaves the thread's Python error state as it found it.
 PythonCallSite python_call_site();
+
+namespace python_detail {
+// Set by the first call that finds no CPython in the process.
+extern std::atomic<bool> absent;
+}  // namespace python_detail
+
+// False once the process is known to have no CPython: the one test a call pays then.
+inline bool python_possible() { return !python_detail::absent.load(std::memory_order_relaxed); }
 
 }  // namespace htrace::capture

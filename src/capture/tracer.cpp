@@ -585,8 +585,10 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
 {
     // Before the lock: Python frames are read under the GIL, and a thread holding the GIL may be
     // waiting for the lock. The standard streams' calls (print, a traceback) are never recorded.
-    const PythonCallSite python =
-        is_posix_io(op) && !is_posix_open(op) && args.fd <= STDERR_FILENO ? PythonCallSite{} : python_call_site();
+    PythonCallSite python;
+    if (python_possible() && !(is_posix_io(op) && !is_posix_open(op) && args.fd <= STDERR_FILENO)) {
+        python = python_call_site();
+    }
     if (op == Op::Init || op == Op::Init_thread) {
         if (rc != MPI_SUCCESS) return;
         std::lock_guard lock(mutex_);
