@@ -96,7 +96,7 @@ class Runner:
         lines, mpirun's stderr, the trace's path)."""
         out = self.scratch / f"out-{name}"
         out.mkdir(exist_ok=True)
-        command = [self.python, self.args.program, str(iterations), str(EVERY), str(out)]
+        command = [self.python, os.path.abspath(self.args.program), str(iterations), str(EVERY), str(out)]
         if program is not None:
             command = [self.python, str(program), str(iterations)]
         if traced:
