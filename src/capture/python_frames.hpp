@@ -4,6 +4,8 @@
 // frames, which are the same for every call. The interpreter's functions are found with dlsym, so
 // the tracer does not link libpython and a process without Python pays one test of a cached flag.
 
+#include "capture/signature.hpp"
+
 #include <atomic>
 #include <cstdint>
 
@@ -30,5 +32,11 @@ extern std::atomic<bool> absent;
 
 // False once the process is known to have no CPython: the one test a call pays then.
 inline bool python_possible() { return !python_detail::absent.load(std::memory_order_relaxed); }
+
+// A call's signature: its Python call site's where Python code made it, else its C call path's.
+inline uint64_t call_signature(const PythonCallSite& python, CallSite site)
+{
+    return python.signature != 0 ? python.signature : call_path_signature(site);
+}
 
 }  // namespace htrace::capture

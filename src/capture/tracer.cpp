@@ -600,7 +600,7 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         stop_early_end();
         std::lock_guard lock(mutex_);
         if (!active()) return;
-        stop(entered, python.signature != 0 ? python.signature : call_path_signature(site));
+        stop(entered, call_signature(python, site));
         return;
     }
     if (is_posix_io(op) && !started_mpi) return;
@@ -617,7 +617,7 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         const bool importing = python.importing && !config_.python_imports;
         if (!posix_files_.describe(call, args, rc, mpi_file_ids, file_names_, world_rank_, importing)) return;
     }
-    call.signature = python.signature != 0 ? python.signature : call_path_signature(site);
+    call.signature = call_signature(python, site);
     call.compute_seconds = std::max(0.0, entered - last_exit_);
     if (is_posix_io(op)) {
         folder_.append(call);
