@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstring>
 #include <string_view>
+#include <utility>
 #include <sys/stat.h>
 
 namespace htrace::capture {
@@ -65,12 +66,15 @@ ConfigResult read_config(const char* (*lookup)(const char*))
         }
         result.config.flush_seconds = static_cast<int>(value);
     }
-    if (const char* p = lookup("HTRACE_STATS")) {
-        if (!parse_bounded(p, 0, 1, value)) {
-            result.error = std::string("HTRACE_STATS='") + p + "' is not 0 or 1";
-            return result;
+    for (auto [name, on] : {std::pair{"HTRACE_STATS", &result.config.stats},
+                            std::pair{"HTRACE_PYTHON_IMPORTS", &result.config.python_imports}}) {
+        if (const char* p = lookup(name)) {
+            if (!parse_bounded(p, 0, 1, value)) {
+                result.error = std::string(name) + "='" + p + "' is not 0 or 1";
+                return result;
+            }
+            *on = value == 1;
         }
-        result.config.stats = value == 1;
     }
     if (const char* p = lookup("HTRACE_IO_EXCLUDE")) {
         std::string_view rest = p;

@@ -1,6 +1,6 @@
 #pragma once
 // The tracer's environment: MERGE_PRECISION, HTRACE_FILE, HTRACE_BINS, HTRACE_REBALANCE,
-// HTRACE_FLUSH_SECONDS, HTRACE_IO_EXCLUDE, HTRACE_STATS.
+// HTRACE_FLUSH_SECONDS, HTRACE_IO_EXCLUDE, HTRACE_STATS, HTRACE_PYTHON_IMPORTS.
 
 #include "histogram/histogram.hpp"
 
@@ -16,6 +16,7 @@ struct Config {
     int flush_seconds = 0;  // every so many seconds each rank writes its partial file (0: never)
     std::vector<std::string> io_excluded;  // paths whose POSIX I/O is not recorded (colon-separated)
     bool stats = false;  // rank 0 prints the call-path cache's hits and misses at MPI_Finalize
+    bool python_imports = false;  // keep the POSIX I/O of CPython's import system (left out by default)
 };
 
 struct ConfigResult {

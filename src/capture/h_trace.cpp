@@ -21,6 +21,7 @@ constexpr const char* kUsage =
     "                   (it does on SIGTERM, SIGINT, MPI_Abort and exit anyway; h-merge joins the parts)\n"
     "  HTRACE_IO_EXCLUDE  colon-separated paths whose POSIX I/O is not recorded (besides /proc, /sys,\n"
     "                   /dev and the trace file)\n"
+    "  HTRACE_PYTHON_IMPORTS  1: keep the POSIX I/O of Python's import system (left out by default)\n"
     "  HTRACE_LIBRARY   the tracer library to preload (default: the one installed with h-trace)\n";
 
 std::string own_directory()

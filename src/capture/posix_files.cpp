@@ -90,12 +90,16 @@ bool PosixFiles::excluded(const char* path, int directory_fd) const
 }
 
 bool PosixFiles::describe(RecordedCall& call, const CallArgs& args, int rc, const std::vector<int64_t>& mpi_file_ids,
-                          std::map<int64_t, std::string>& file_names, int world_rank)
+                          std::map<int64_t, std::string>& file_names, int world_rank, bool importing)
 {
     const Op op = call.op;
     if (is_posix_open(op)) {
-        if (excluded(args.filename, args.directory_fd)) {
-            if (rc == 0) open_.push_back({args.fd, -1});
+        if (importing || excluded(args.filename, args.directory_fd)) {
+            if (rc == 0) {
+                std::erase_if(open_, [&](const Open& f) { return f.fd == args.fd; });  // closed behind our back
+                open_.push_back({args.fd, -1, importing});
+            }
+            import_calls_ += importing ? 1 : 0;
             return false;
         }
         const std::string pattern = file_name_pattern(args.filename, world_rank);
@@ -121,6 +125,7 @@ bool PosixFiles::describe(RecordedCall& call, const CallArgs& args, int rc, cons
         return false;
     }
     const int64_t id = f->id;
+    import_calls_ += f->importing ? 1 : 0;
     if (is_one_of(op, {Op::posix_close, Op::posix_fclose})) open_.erase(open_.begin() + (f - open_.data()));
     if (id < 0) return false;
     call.add(Role::file, id);

@@ -24,12 +24,16 @@ public:
 
     // Describes `call` (rc: 0, or -1 when the call failed); false when it is not recorded. An open
     // takes the lowest id neither this table nor `mpi_file_ids` holds, and its name goes into
-    // `file_names` as a pattern of `world_rank` (trace/file_names.hpp).
+    // `file_names` as a pattern of `world_rank` (trace/file_names.hpp). An open `importing` (CPython's
+    // import system reading or caching a module: capture/python_frames.hpp) is left out like an
+    // excluded path, and so is every later call on its descriptor.
     bool describe(RecordedCall& call, const CallArgs& args, int rc, const std::vector<int64_t>& mpi_file_ids,
-                  std::map<int64_t, std::string>& file_names, int world_rank);
+                  std::map<int64_t, std::string>& file_names, int world_rank, bool importing = false);
 
     // Calls on regular files whose open was not seen.
     uint64_t unseen_calls() const { return unseen_calls_; }
+    // Calls left out as the import system's: its opens and the calls on their descriptors.
+    uint64_t import_calls() const { return import_calls_; }
     // The ids of the files open now.
     std::vector<int64_t> ids() const;
 
@@ -37,6 +41,7 @@ private:
     struct Open {
         int fd;
         int64_t id;  // -1: left out
+        bool importing = false;  // opened by the import system
     };
     Open* find(int fd);
     bool excluded(const char* path, int directory_fd) const;
@@ -44,6 +49,7 @@ private:
     std::vector<std::string> excluded_;  // absolute, without a trailing slash
     std::vector<Open> open_;
     uint64_t unseen_calls_ = 0;
+    uint64_t import_calls_ = 0;
 };
 
 // An absolute path without "." components or repeated slashes (".." stays: no symlink is resolved).

@@ -9,6 +9,7 @@
 #include "capture/file_view.hpp"
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
+#include "capture/python_frames.hpp"
 #include "capture/signature.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
@@ -141,7 +142,7 @@ public:
 
 private:
     void start(double entered);
-    void stop(double entered, CallSite site);
+    void stop(double entered, uint64_t signature);
     void print_signature_stats();
     void fail_at_start(const std::string& message, bool print);
     double seconds_per_tick() const;
@@ -588,6 +589,12 @@ void Tracer::end_early(const std::string& why, bool every_rank)
 
 void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
 {
+    // Before the lock: Python frames are read under the GIL, and a thread holding the GIL may be
+    // waiting for the lock. The standard streams' calls (print, a traceback) are never recorded.
+    PythonCallSite python;
+    if (python_possible() && !(is_posix_io(op) && !is_posix_open(op) && args.fd <= STDERR_FILENO)) {
+        python = python_call_site();
+    }
     if (op == Op::Init || op == Op::Init_thread) {
         if (rc != MPI_SUCCESS) return;
         std::lock_guard lock(mutex_);
@@ -599,7 +606,7 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         stop_early_end();
         std::lock_guard lock(mutex_);
         if (!active()) return;
-        stop(entered, site);
+        stop(entered, call_signature(python, site));
         return;
     }
     if (is_posix_io(op) && !started_mpi) return;
@@ -615,9 +622,10 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         if (is_posix_open(op)) {
             for (const auto& f : files_) mpi_file_ids.push_back(f.id);
         }
-        if (!posix_files_.describe(call, args, rc, mpi_file_ids, file_names_, world_rank_)) return;
+        const bool importing = python.importing && !config_.python_imports;
+        if (!posix_files_.describe(call, args, rc, mpi_file_ids, file_names_, world_rank_, importing)) return;
     }
-    call.signature = call_path_signature(site);
+    call.signature = call_signature(python, site);
     call.compute_seconds = std::max(0.0, entered - last_exit_);
     if (is_posix_io(op)) {
         folder_.append(call);
@@ -639,11 +647,11 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
     last_exit_ = now_ticks();
 }
 
-void Tracer::stop(double entered, CallSite site)
+void Tracer::stop(double entered, uint64_t signature)
 {
     RecordedCall finalize;
     finalize.op = Op::Finalize;
-    finalize.signature = call_path_signature(site);
+    finalize.signature = signature;
     finalize.compute_seconds = std::max(0.0, entered - last_exit_);
     folder_.append(finalize);
     ++calls_;
@@ -657,6 +665,7 @@ void Tracer::stop(double entered, CallSite site)
     double slowest = traced;
     PMPI_Allreduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, own_comm_);
     std::vector<uint64_t> counts = opaque_calls_;
+    counts.push_back(posix_files_.import_calls());
     counts.push_back(posix_files_.unseen_calls());
     counts.push_back(posix_calls_);
     counts.push_back(calls_);
@@ -687,7 +696,8 @@ void Tracer::stop(double entered, CallSite site)
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];
         const uint64_t unseen = totals[totals.size() - 3];
-        const size_t opaque_kinds = totals.size() - 3;
+        const uint64_t imports = totals[totals.size() - 4];
+        const size_t opaque_kinds = totals.size() - 4;
         uint64_t opaque = 0;
         for (size_t i = 0; i < opaque_kinds; ++i) opaque += totals[i];
         if (opaque > 0) {
@@ -701,6 +711,10 @@ void Tracer::stop(double entered, CallSite site)
         }
         std::fprintf(stderr, "\n");
         if (posix > 0) std::fprintf(stderr, "h-trace: %llu POSIX I/O calls recorded\n", static_cast<unsigned long long>(posix));
+        if (imports > 0) {
+            std::fprintf(stderr, "h-trace: %llu POSIX I/O calls of Python's imports left out (HTRACE_PYTHON_IMPORTS=1 keeps them)\n",
+                         static_cast<unsigned long long>(imports));
+        }
         if (unseen > 0) {
             std::fprintf(stderr,
                          "h-trace: %llu POSIX I/O calls on files opened before MPI_Init (or not by open, creat or "

@@ -5,9 +5,11 @@
 #include <unistd.h>
 
 #include <map>
+#include <utility>
 #include <string>
 
 using htrace::capture::check_output_path;
+using htrace::capture::Config;
 using htrace::capture::read_config;
 
 namespace {
@@ -93,18 +95,22 @@ TEST_CASE("HTRACE_FLUSH_SECONDS is a whole number of seconds, 0 for never")
     CHECK(read_config(fake_getenv).config.flush_seconds == 0);
 }
 
-TEST_CASE("HTRACE_STATS is 0 or 1, off by default")
+TEST_CASE("HTRACE_STATS and HTRACE_PYTHON_IMPORTS are 0 or 1, off by default")
 {
-    environment.clear();
-    CHECK_FALSE(read_config(fake_getenv).config.stats);
-    environment = {{"HTRACE_STATS", "1"}};
-    CHECK(read_config(fake_getenv).config.stats);
-    environment = {{"HTRACE_STATS", "0"}};
-    CHECK_FALSE(read_config(fake_getenv).config.stats);
-    for (const char* bad : {"2", "yes", "", "-1"}) {
-        environment = {{"HTRACE_STATS", bad}};
-        CAPTURE(bad);
-        CHECK(read_config(fake_getenv).error.find("HTRACE_STATS") != std::string::npos);
+    for (auto [name, on] : {std::pair{"HTRACE_STATS", &Config::stats},
+                            std::pair{"HTRACE_PYTHON_IMPORTS", &Config::python_imports}}) {
+        CAPTURE(name);
+        environment.clear();
+        CHECK_FALSE(read_config(fake_getenv).config.*on);
+        environment = {{name, "1"}};
+        CHECK(read_config(fake_getenv).config.*on);
+        environment = {{name, "0"}};
+        CHECK_FALSE(read_config(fake_getenv).config.*on);
+        for (const char* bad : {"2", "yes", "", "-1"}) {
+            environment = {{name, bad}};
+            CAPTURE(bad);
+            CHECK(read_config(fake_getenv).error.find(name) != std::string::npos);
+        }
     }
     environment.clear();
 }

@@ -37,13 +37,16 @@ struct Rank {
         if (!files.describe(call, args, rc, mpi_file_ids, names, kRank)) return std::nullopt;
         return call;
     }
-    std::optional<RecordedCall> open(const char* path, int fd)
+    std::optional<RecordedCall> open(const char* path, int fd, bool importing = false)
     {
         CallArgs args;
         args.filename = path;
         args.fd = fd;
         args.access_mode = htrace::kFileModeWriteOnly | htrace::kFileModeCreate;
-        return call(Op::posix_open, args);
+        RecordedCall call;
+        call.op = Op::posix_open;
+        if (!files.describe(call, args, 0, mpi_file_ids, names, kRank, importing)) return std::nullopt;
+        return call;
     }
     std::optional<RecordedCall> on(Op op, int fd, int64_t transferred = 0)
     {
@@ -151,4 +154,27 @@ TEST_CASE("a failed open is recorded without a file, and takes no id")
     REQUIRE(failed);
     CHECK(param(*failed, Role::file) == htrace::kNoComm);
     CHECK(rank.files.ids().empty());
+}
+
+TEST_CASE("an open of Python's import system is left out with every call on its descriptor, and counted")
+{
+    Rank rank;
+    CHECK_FALSE(rank.open("/usr/lib/python3.11/__pycache__/json.cpython-311.pyc", 5, true));
+    CHECK_FALSE(rank.on(Op::posix_lseek, 5));
+    CHECK_FALSE(rank.on(Op::posix_read, 5, 4096));
+    CHECK_FALSE(rank.on(Op::posix_close, 5));
+    CHECK(rank.files.import_calls() == 4);
+    CHECK(rank.names.empty());
+    // The program's own file, even a .py one, on the descriptor number the import had: recorded, with
+    // the first id (the import's open took none).
+    const auto own = rank.open("notes.py", 5);
+    REQUIRE(own);
+    CHECK(param(*own, Role::file) == 0);
+    CHECK(rank.on(Op::posix_write, 5, 10));
+    CHECK(rank.files.import_calls() == 4);
+    // An import's descriptor closed behind the tracer's back and reused by the program's open.
+    CHECK_FALSE(rank.open("/usr/lib/python3.11/__pycache__/re.cpython-311.pyc", 6, true));
+    const auto reused = rank.open("out.dat", 6);
+    REQUIRE(reused);
+    CHECK(rank.on(Op::posix_write, 6, 10));
 }
