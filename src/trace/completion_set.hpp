@@ -33,7 +33,6 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <utility>
@@ -88,7 +87,7 @@ public:
 
     void created(const Handle& handle, const Payload& payload = {})
     {
-        if (pending_.size() == kKept) pending_.pop_front();
+        if (size() == kKept) forget_oldest();
         pending_.push_back({handle, payload});
     }
 
@@ -110,9 +109,9 @@ public:
                 return true;
             };
             if (std::find(shared_.begin(), shared_.end(), completed[k]) != shared_.end()) {
-                for (size_t i = 0; i < pending_.size() && !take(i); ++i) {}
+                for (size_t i = oldest_; i < pending_.size() && !take(i); ++i) {}
             } else {
-                for (size_t i = pending_.size(); i-- > 0 && !take(i);) {}
+                for (size_t i = pending_.size(); i-- > oldest_ && !take(i);) {}
             }
         }
         const size_t before = pending_.size();
@@ -143,14 +142,23 @@ public:
         return positions_;
     }
 
-    size_t size() const { return pending_.size(); }
+    size_t size() const { return pending_.size() - oldest_; }
 
 private:
     struct Entry {
         Handle handle;
         Payload payload;
     };
-    std::deque<Entry> pending_;
+    // Oldest first from `oldest_`; the entries before it are forgotten, and leave in one move once
+    // they are as many as kKept (a vector: indexing a deque costs a division on every look).
+    std::vector<Entry> pending_;
+    size_t oldest_ = 0;
+    void forget_oldest()
+    {
+        if (++oldest_ < kKept) return;
+        pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(oldest_));
+        oldest_ = 0;
+    }
     std::vector<Handle> shared_;
     // Scratch of complete(), kept to avoid allocations on the tracer's path.
     std::vector<std::pair<size_t, size_t>> found_;  // index in pending_, index in `completed`

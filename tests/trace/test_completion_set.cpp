@@ -224,6 +224,23 @@ TEST_CASE("leaked requests beyond the kept number do not move the positions of n
     CHECK(pending.size() == PendingRequests<int>::kKept - 1);
 }
 
+TEST_CASE("requests forgotten many times over leave the newest where they were")
+{
+    // Past several multiples of the kept number, the forgotten ones are dropped in bulk: the newest
+    // requests keep their positions, and the oldest kept is still the one made kKept calls ago.
+    constexpr size_t kept = PendingRequests<int>::kKept;
+    PendingRequests<int> pending;
+    pending.set_shared_handles({0});
+    for (size_t h = 0; h < 3 * kept + 7; ++h) pending.created(h % 2 == 0 ? -1 : static_cast<int>(h));
+    CHECK(pending.size() == kept);
+    const int newest = static_cast<int>(3 * kept + 5);  // the last odd handle made
+    CHECK(completing(pending, std::vector<int>{newest}) == Positions{1});
+    const int oldest_odd = static_cast<int>(2 * kept + 7);  // the oldest odd handle still kept
+    CHECK(completing(pending, std::vector<int>{oldest_odd}) == Positions{kept - 2});
+    CHECK(completing(pending, std::vector<int>{oldest_odd - 2}).empty());  // forgotten
+    CHECK(pending.size() == kept - 2);
+}
+
 TEST_CASE("a completed request gives back what it carried, and a handle not pending gives nothing")
 {
     PendingRequests<int, char> pending;
