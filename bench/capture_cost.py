@@ -8,7 +8,12 @@ min / median / max over the pairs. The rows: the C ring (call_cost.c) and deep-s
 deep-stacks-g (the same with -g) at depth 40.
 
     capture_cost.py [--build DIR] [--library LIBHTRACE] [--pairs N] [--ranks N] [--iterations N]
-                    [--depths 5,10,...] [--languages c,cxx,fortran] [--csv FILE]
+                    [--depths 5,10,...] [--languages c,cxx,fortran] [--csv FILE] [--by-path]
+
+--by-path times call paths one at a time instead (deep-stacks' ONLY argument), at the first of
+--depths: 16 paths per language, path 17k for k = 0..15, so that each of the 16 mid-level functions
+and each of the 16 leaves (4 kinds of MPI call) is on one of them; each row is one path, and a last
+row per language gives the median over its paths and the largest path's multiple of it.
 
 --library traces with another libhtrace.so (HTRACE_LIBRARY), e.g. an earlier build's, for a before/after.
 One rank by default: the tracer's own cost per call, without a second rank's waits (on a machine of
@@ -48,6 +53,7 @@ def main():
     parser.add_argument("--depths", default="5,10,20,40,60")
     parser.add_argument("--languages", default="c,cxx,fortran")
     parser.add_argument("--csv", help="write every pair here")
+    parser.add_argument("--by-path", action="store_true", help="one row per call path (see above)")
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
     launcher = build / "src/capture/h-trace"
@@ -56,7 +62,12 @@ def main():
     deep, deep_g = build / "bench/deep-stacks", build / "bench/deep-stacks-g"
     paths = "256"
     rows = [("C ring (call_cost.c)", [str(ring), "20000", "5"])]
-    for language in args.languages.split(","):
+    if args.by_path:
+        depth = args.depths.split(",")[0]
+        rows = [(f"deep-stacks {language} depth {depth} path {17 * k}",
+                 [str(deep), depth, paths, str(args.iterations), language, "1", str(17 * k)])
+                for language in args.languages.split(",") for k in range(16)]
+    for language in ([] if args.by_path else args.languages.split(",")):
         for depth in args.depths.split(","):
             rows.append((f"deep-stacks {language} depth {depth}",
                          [str(deep), depth, paths, str(args.iterations), language]))
@@ -65,6 +76,7 @@ def main():
     if args.library:
         env["HTRACE_LIBRARY"] = str(pathlib.Path(args.library).resolve())
     results = []
+    path_medians = {}
     print(f"| program | untraced ns/call (median) | added ns/call: min | median | max |  ({args.pairs} pairs, "
           f"{args.ranks} ranks)")
     print("| --- | --- | --- | --- | --- |")
@@ -80,6 +92,12 @@ def main():
                 results.append((name, pair, untraced, traced, traced - untraced))
             print(f"| {name} | {statistics.median(plain):.0f} | {min(added):.0f} | {statistics.median(added):.0f} "
                   f"| {max(added):.0f} |", flush=True)
+            if args.by_path:
+                path_medians.setdefault(name.split(" path ")[0], []).append(statistics.median(added))
+    for name, medians in path_medians.items():
+        middle = statistics.median(medians)
+        print(f"| {name}, {len(medians)} paths | | median {middle:.0f} | largest {max(medians):.0f} "
+              f"| {max(medians) / middle:.2f}x the median |")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             writer = csv.writer(f)

@@ -2,11 +2,12 @@
    chosen stack depth, through recursion, a fan of functions called through tables and inlined
    helpers; C++ templates (deep_stacks_cxx.cpp) and a Fortran module (deep_stacks_fortran.f90) do
    the same in their languages. Point-to-point, collective, non-blocking and MPI-IO calls.
-     deep-stacks DEPTH PATHS ITERATIONS LANGUAGE [WARMUP]      (LANGUAGE: c, cxx or fortran)
+     deep-stacks DEPTH PATHS ITERATIONS LANGUAGE [WARMUP [ONLY]]     (LANGUAGE: c, cxx or fortran)
    DEPTH counts the frames from main to the MPI call (5 or more); every call path repeats ITERATIONS
    times, after WARMUP (default 1) untimed passes: a tracer's first call on each path, which unwinds,
-   is a start-up cost a long run does not pay again. Prints, from rank 0, the calls made per rank in
-   the timed loop and the seconds it took (MPI_Init and MPI_Finalize outside). */
+   is a start-up cost a long run does not pay again. ONLY (0 .. PATHS - 1) runs that one path alone,
+   for the cost of each path apart. Prints, from rank 0, the calls made per rank in the timed loop and
+   the seconds it took (MPI_Init and MPI_Finalize outside). */
 #include "deep_stacks.h"
 
 #include <stdio.h>
@@ -70,27 +71,27 @@ __attribute__((noinline)) static int climb(int frames, int path)
 }
 
 /* main -> run_c -> climb x (depth - 4) -> mid -> leaf -> MPI */
-__attribute__((noinline)) static void run_c(int depth, int paths, int iterations)
+__attribute__((noinline)) static void run_c(int depth, int first, int paths, int iterations)
 {
     for (int i = 0; i < iterations; ++i)
-        for (int p = 0; p < paths; ++p) climb(depth - 4, p);
+        for (int p = first; p < first + paths; ++p) climb(depth - 4, p);
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: deep-stacks DEPTH PATHS ITERATIONS c|cxx|fortran [WARMUP] (DEPTH 5..64, PATHS 1..256)\n");
+    fprintf(stderr, "usage: deep-stacks DEPTH PATHS ITERATIONS c|cxx|fortran [WARMUP [ONLY]] (DEPTH 5..64, PATHS 1..256)\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
 }
 
 /* Returns 0 for an unknown language. */
-static int run(const char* language, int depth, int paths, int iterations)
+static int run(const char* language, int depth, int first, int paths, int iterations)
 {
-    if (strcmp(language, "c") == 0) run_c(depth, paths, iterations);
-    else if (strcmp(language, "cxx") == 0) deep_stacks_cxx(depth, paths, iterations);
+    if (strcmp(language, "c") == 0) run_c(depth, first, paths, iterations);
+    else if (strcmp(language, "cxx") == 0) deep_stacks_cxx(depth, first, paths, iterations);
 #ifndef DEEP_STACKS_NO_FORTRAN
     else if (strcmp(language, "fortran") == 0) {
         const long before = deep_stacks_fortran_calls();
-        deep_stacks_fortran(depth, paths, iterations, (int)MPI_File_c2f(deep_stacks.file));
+        deep_stacks_fortran(depth, first, paths, iterations, (int)MPI_File_c2f(deep_stacks.file));
         deep_stacks.calls += deep_stacks_fortran_calls() - before;
     }
 #endif
@@ -101,11 +102,14 @@ static int run(const char* language, int depth, int paths, int iterations)
 int main(int argc, char** argv)
 {
     MPI_Init(&argc, &argv);
-    if (argc != 5 && argc != 6) usage();
+    if (argc < 5 || argc > 7) usage();
     const int depth = atoi(argv[1]), paths = atoi(argv[2]), iterations = atoi(argv[3]);
     const char* language = argv[4];
-    const int warmup = argc == 6 ? atoi(argv[5]) : 1;
-    if (depth < 5 || depth > 64 || paths < 1 || paths > 256 || iterations < 1 || warmup < 0) usage();
+    const int warmup = argc >= 6 ? atoi(argv[5]) : 1;
+    const int only = argc == 7 ? atoi(argv[6]) : -1;
+    if (depth < 5 || depth > 64 || paths < 1 || paths > 256 || iterations < 1 || warmup < 0 || only >= paths) usage();
+    const int first = only >= 0 ? only : 0;
+    const int count = only >= 0 ? 1 : paths;
     int size;
     MPI_Comm_rank(MPI_COMM_WORLD, &deep_stacks.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -129,7 +133,7 @@ int main(int argc, char** argv)
             start = MPI_Wtime();
         }
         const int passes = phase == 0 ? warmup : iterations;
-        if (passes > 0 && !run(language, depth, paths, passes)) usage();
+        if (passes > 0 && !run(language, depth, first, count, passes)) usage();
     }
     MPI_Barrier(MPI_COMM_WORLD);
     const double seconds = MPI_Wtime() - start;

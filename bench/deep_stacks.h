@@ -24,8 +24,9 @@ struct DeepStacks {
 extern struct DeepStacks deep_stacks;
 extern volatile int deep_stacks_seen;
 
-void deep_stacks_cxx(int depth, int paths, int iterations);
-void deep_stacks_fortran(int depth, int paths, int iterations, int file);
+/* Each runs paths first .. first + paths - 1, `iterations` times over. */
+void deep_stacks_cxx(int depth, int first, int paths, int iterations);
+void deep_stacks_fortran(int depth, int first, int paths, int iterations, int file);
 long deep_stacks_fortran_calls(void);
 
 #ifdef __cplusplus

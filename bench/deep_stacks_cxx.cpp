@@ -72,8 +72,8 @@ __attribute__((noinline)) int climb(int frames, int path)
 }  // namespace
 
 // main -> deep_stacks_cxx -> climb<0..> x (depth - 4) -> mid<J> -> leaf<K> -> MPI
-extern "C" __attribute__((noinline)) void deep_stacks_cxx(int depth, int paths, int iterations)
+extern "C" __attribute__((noinline)) void deep_stacks_cxx(int depth, int first, int paths, int iterations)
 {
     for (int i = 0; i < iterations; ++i)
-        for (int p = 0; p < paths; ++p) climb<0>(depth - 4, p);
+        for (int p = first; p < first + paths; ++p) climb<0>(depth - 4, p);
 }

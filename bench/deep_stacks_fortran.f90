@@ -153,11 +153,11 @@ contains
   end subroutine leaf
 end module deep_stacks_module
 
-subroutine deep_stacks_fortran(depth, paths, iterations, file_handle) bind(c, name="deep_stacks_fortran")
+subroutine deep_stacks_fortran(depth, first, paths, iterations, file_handle) bind(c, name="deep_stacks_fortran")
   use, intrinsic :: iso_c_binding
   use deep_stacks_module
   implicit none
-  integer(c_int), value :: depth, paths, iterations, file_handle
+  integer(c_int), value :: depth, first, paths, iterations, file_handle
   integer :: i, p, size, ierr
   file = file_handle
   call mpi_comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -165,7 +165,7 @@ subroutine deep_stacks_fortran(depth, paths, iterations, file_handle) bind(c, na
   left = mod(rank + size - 1, size)
   right = mod(rank + 1, size)
   do i = 1, iterations
-    do p = 0, paths - 1
+    do p = first, first + paths - 1
       call climb(depth - 4, p)
     end do
   end do
