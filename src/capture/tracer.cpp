@@ -19,6 +19,8 @@
 #include "trace/trace_file.hpp"
 #include "trace/utf8.hpp"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -576,9 +578,21 @@ void Tracer::write_part(const std::string& reason)
 void Tracer::end_early(const std::string& why, bool every_rank)
 {
     if (!active() || getpid() != tracing_process.load()) return;
+    // The launcher answers a rank's exit by sending SIGTERM to the others: here it waits until this
+    // rank has written its part and said why it ended, then takes the signal as it would have.
+    sigset_t stops;
+    sigset_t before;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stops, &before);
     write_part_now(why);
     stop_early_end();
     tracing.store(false);  // nothing after this is this run's trace (and exit must not end it again)
+    struct RestoreMask {
+        sigset_t mask;
+        ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+    } restore{before};
     if (!every_rank && world_rank_ != 0) return;
     const std::string where = every_rank ? "its calls so far are in " + part_path()
                                          : "each rank's calls so far are in " + config_.file + ".part.RANK (h-merge them)";
