@@ -13,6 +13,7 @@ import argparse
 import csv
 import os
 import pathlib
+import re
 import statistics
 import subprocess
 import sys
@@ -24,6 +25,8 @@ MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
            "OMPI_MCA_rmaps_base_oversubscribe": "1"}
 TOOLS = ("untraced", "h-trace", "pilgrim")
 TIMEOUT_SECONDS = 900
+# h-trace's own line at the end of a run: how long its merge and its write took (the CSV keeps them).
+HTRACE_WROTE = re.compile(r"h-trace: wrote .*; merge ([\d.]+) s, write ([\d.]+) s\)")
 # The capture benchmark: depth 40, 256 call paths, 500 passes over them (a few seconds at 4 ranks).
 DEEP_STACKS_ARGS = ["40", "256", "500"]
 LULESH_ARGS = ["-s", "20", "-i", "150"]
@@ -75,7 +78,8 @@ def trace_written(tool, scratch):
 
 
 def run_once(tool, ranks, command, args):
-    """Wall seconds of one whole mpirun, or None (with the reason printed) if it failed or wrote no trace."""
+    """(wall seconds of one whole mpirun, or None if it failed or wrote no trace, with the reason printed;
+    h-trace's merge and write seconds as it printed them, or "")."""
     with tempfile.TemporaryDirectory(prefix=f"overhead-{tool}-") as directory:
         scratch = pathlib.Path(directory)
         mpirun_args, extra_env = traced_command(tool, command, args, scratch)
@@ -86,16 +90,17 @@ def run_once(tool, ranks, command, args):
                                  capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
         except subprocess.TimeoutExpired:
             print(f"  {tool}: timed out after {TIMEOUT_SECONDS} s", file=sys.stderr)
-            return None
+            return None, ""
         seconds = time.perf_counter() - start
         if run.returncode != 0:
             last = (run.stderr.strip() or run.stdout.strip()).splitlines()[-3:]
             print(f"  {tool}: exit {run.returncode}: {' | '.join(last)}", file=sys.stderr)
-            return None
+            return None, ""
         if not trace_written(tool, scratch):
             print(f"  {tool}: exit 0 but no trace written", file=sys.stderr)
-            return None
-        return seconds
+            return None, ""
+        wrote = HTRACE_WROTE.search(run.stderr) if tool == "h-trace" else None
+        return seconds, f"{wrote[1]} {wrote[2]}" if wrote else ""
 
 
 def ratio_cell(untraced, traced):
@@ -141,9 +146,11 @@ def main():
         for pair in range(args.pairs):
             order = tools[pair % len(tools):] + tools[:pair % len(tools)]
             for tool in order:
-                value = run_once(tool, ranks, command, args)
+                value, merge_write = run_once(tool, ranks, command, args)
                 seconds[tool].append(value)
-                records.append((name, ranks, pair, tool, "" if value is None else f"{value:.4f}"))
+                records.append((name, ranks, pair, tool, "" if value is None else f"{value:.4f}", merge_write))
+                print(f"  {name} {ranks} ranks, triple {pair + 1}: {tool} "
+                      f"{'failed' if value is None else f'{value:.2f} s'}", file=sys.stderr, flush=True)
         plain = [s for s in seconds["untraced"] if s is not None]
         base = f"{statistics.median(plain):.2f}" if plain else "failed"
         htrace, htrace_text = ratio_cell(seconds["untraced"], seconds["h-trace"])
@@ -160,7 +167,7 @@ def main():
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(["program", "ranks", "triple", "tool", "wall_seconds"])
+            writer.writerow(["program", "ranks", "triple", "tool", "wall_seconds", "htrace_merge_write_seconds"])
             writer.writerows(records)
 
 
