@@ -20,9 +20,8 @@ import sys
 import tempfile
 import time
 
-HERE = pathlib.Path(__file__).resolve().parent
-MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+from run_benchmarks import ENV
+
 TOOLS = ("untraced", "h-trace", "pilgrim")
 TIMEOUT_SECONDS = 900
 # h-trace's own line at the end of a run: how long its merge and its write took (the CSV keeps them).
@@ -83,7 +82,7 @@ def run_once(tool, ranks, command, args):
     with tempfile.TemporaryDirectory(prefix=f"overhead-{tool}-") as directory:
         scratch = pathlib.Path(directory)
         mpirun_args, extra_env = traced_command(tool, command, args, scratch)
-        env = dict(os.environ, **MPI_ENV, **extra_env)
+        env = dict(ENV, **extra_env)
         start = time.perf_counter()
         try:
             run = subprocess.run(["mpirun", "-np", str(ranks)] + mpirun_args, env=env, cwd=scratch,
