@@ -16,13 +16,22 @@ int membarrier(int command) { return static_cast<int>(syscall(__NR_membarrier, c
 // the other, which on an oversubscribed node is the one that must finish.
 void pause_briefly() { std::this_thread::sleep_for(std::chrono::microseconds(50)); }
 
+bool register_with_membarrier()
+{
+    const int supported = membarrier(MEMBARRIER_CMD_QUERY);
+    return supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+           membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+// Registering waits for the kernel's grace period (10-20 ms) once the process has threads, which
+// MPI_Init starts: the library registers as it is loaded, while the process has one thread yet.
+const bool registered_at_load = register_with_membarrier();
+
 }  // namespace
 
 void RecordingGate::prepare()
 {
-    const int supported = membarrier(MEMBARRIER_CMD_QUERY);
-    fence_on_enter_ = !(supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
-                        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0);
+    fence_on_enter_ = !(registered_at_load || register_with_membarrier());
 }
 
 void RecordingGate::close() noexcept

@@ -17,7 +17,8 @@ namespace htrace::capture {
 
 class RecordingGate {
 public:
-    // Once, before any thread enters: registers with the kernel's membarrier, or falls back.
+    // Once, before any thread enters: uses the kernel's membarrier (registered when the library was
+    // loaded, or now), or falls back.
     void prepare();
 
     // The application's side, around each call added.
