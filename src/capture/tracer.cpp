@@ -1,7 +1,6 @@
 #include "capture/tracer.hpp"
 
 #include "capture/clock.hpp"
-#include "capture/recording_gate.hpp"
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
 #include "capture/early_end.hpp"
@@ -10,6 +9,7 @@
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
 #include "capture/python_frames.hpp"
+#include "capture/recording_gate.hpp"
 #include "capture/signature.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
