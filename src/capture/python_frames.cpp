@@ -64,15 +64,6 @@ const PythonApi* python_api()
     return api;
 }
 
-uint64_t hash_text(uint64_t h, std::string_view s)
-{
-    for (char c : s) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ull;  // FNV-1a
-    }
-    return h;
-}
-
 enum class CodeKind : uint8_t {
     program,        // counts in the signature
     import_system,  // CPython's importlib and zipimport, frozen into the interpreter
@@ -108,7 +99,7 @@ CodeEntry describe_code(const PythonApi& api, void* code)
 {
     CodeEntry entry;
     entry.code = code;
-    uint64_t hash = 1469598103934665603ull;
+    uint64_t hash = kTextHashStart;
     with_code_text(api, code, "co_filename", [&](std::string_view file) {
         if (file.starts_with("<frozen importlib.") || file == "<frozen zipimport>") {
             entry.kind = CodeKind::import_system;
@@ -116,15 +107,15 @@ CodeEntry describe_code(const PythonApi& api, void* code)
             entry.kind = CodeKind::mpi4py;
         }
         const size_t slash = file.rfind('/');
-        hash = hash_text(hash, slash == std::string_view::npos ? file : file.substr(slash + 1));
+        hash = hash_text(slash == std::string_view::npos ? file : file.substr(slash + 1), hash);
     });
-    hash = hash_text(hash, "/");
+    hash = hash_text("/", hash);
     bool named = false;
     with_code_text(api, code, "co_qualname", [&](std::string_view function) {  // 3.11 and later
         named = !function.empty();
-        hash = hash_text(hash, function);
+        hash = hash_text(function, hash);
     });
-    if (!named) with_code_text(api, code, "co_name", [&](std::string_view function) { hash = hash_text(hash, function); });
+    if (!named) with_code_text(api, code, "co_name", [&](std::string_view function) { hash = hash_text(function, hash); });
     entry.hash = hash;
     return entry;
 }

@@ -20,14 +20,10 @@
 namespace htrace::capture {
 namespace {
 
-uint64_t hash_text(std::string_view s)
+uint64_t module_frame(std::string_view name, uintptr_t address, uintptr_t module_start)
 {
-    uint64_t h = 1469598103934665603ull;  // FNV-1a
-    for (char c : s) {
-        h ^= static_cast<unsigned char>(c);
-        h *= 1099511628211ull;
-    }
-    return h;
+    if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+    return mix64(hash_text(name) ^ (address - module_start));
 }
 
 // The address range of the module holding this code, so its frames (wrapper, recorder) are
@@ -39,7 +35,7 @@ struct OwnModule {
     OwnModule()
     {
         Dl_info info{};
-        if (dladdr(reinterpret_cast<void*>(&hash_text), &info) == 0) return;
+        if (dladdr(reinterpret_cast<void*>(&module_frame), &info) == 0) return;
         begin = reinterpret_cast<uintptr_t>(info.dli_fbase);
         dl_iterate_phdr(&find_end, this);
     }
@@ -58,12 +54,6 @@ struct OwnModule {
         return 1;
     }
 };
-
-uint64_t module_frame(std::string_view name, uintptr_t address, uintptr_t module_start)
-{
-    if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
-    return mix64(hash_text(name) ^ (address - module_start));
-}
 
 // A frame's address as (module name, offset in the module): the same in every process.
 uint64_t relative_frame(uintptr_t address)

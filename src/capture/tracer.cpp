@@ -603,6 +603,7 @@ void Tracer::end_early(const std::string& why, bool every_rank)
 
 void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
 {
+    if (is_posix_io(op) && !started_mpi) return;
     // Before the lock: Python frames are read under the GIL, and a thread holding the GIL may be
     // waiting for the lock. The standard streams' calls (print, a traceback) are never recorded.
     PythonCallSite python;
@@ -623,7 +624,6 @@ void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSit
         stop(entered, call_signature(python, site));
         return;
     }
-    if (is_posix_io(op) && !started_mpi) return;
     // Held while the call is added: the partial writer copies the rank's state only outside it.
     std::unique_lock<std::mutex> serialized;
     if (threads_) serialized = std::unique_lock(mutex_);
