@@ -30,6 +30,10 @@ inline constexpr uint32_t kTraceFormatVersion = 16;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).
+// The zstd level a trace's payload is compressed at: the strongest whose expected time fits a
+// budget that grows with the traced run (header.traced_seconds), so that short runs are not slowed by
+// their trace's compression and long ones get the smallest file.
+int compression_level(size_t payload_bytes, double traced_seconds);
 std::vector<uint8_t> encode_trace(const Trace& trace, bool compress = true);
 
 // How many bytes the file spends on one value.

@@ -234,7 +234,7 @@ TEST_CASE("a trace that repeats itself is stored compressed, and reads back equa
     tiny.header.ranks = 2;
     tiny.body.push_back(Node{test::call('a')});
     CHECK(decode_trace(encode_trace(tiny)).trace == tiny);
-    // Above 1 MiB the faster level is used; the file reads back the same way.
+    // Above 1 MiB (in a run of no traced time) a faster level is used; the file reads back the same way.
     Trace large = t;
     for (int i = 0; encode_trace(large, false).size() < (size_t{3} << 19); ++i) {
         for (int k = 0; k < 1000; ++k) large.body.push_back(Node{test::call('a' + (i + k) % 7, (i * 1000 + k) % 977, 0)});
@@ -242,6 +242,37 @@ TEST_CASE("a trace that repeats itself is stored compressed, and reads back equa
     const std::vector<uint8_t> large_bytes = encode_trace(large);
     CHECK(large_bytes.size() * 4 < encode_trace(large, false).size());
     CHECK(decode_trace(large_bytes).trace == large);
+}
+
+TEST_CASE("a short run's trace is compressed at a faster level than a long run's, and reads back equal")
+{
+    // Small traces get the strongest level whatever the run; larger ones a weaker level the shorter
+    // the run, never below 3; a longer run never gets a weaker level, nor a larger payload a stronger one.
+    CHECK(compression_level(2048, 0.0) == 19);
+    CHECK(compression_level(size_t{1} << 20, 3600.0) == 19);
+    CHECK(compression_level(size_t{1} << 20, 0.1) < 19);
+    CHECK(compression_level(size_t{1} << 30, 0.0) == 3);
+    for (const size_t bytes : {size_t{1} << 12, size_t{1} << 16, size_t{1} << 20, size_t{1} << 24}) {
+        for (const double seconds : {0.0, 0.1, 1.0, 10.0, 100.0}) {
+            CAPTURE(bytes);
+            CAPTURE(seconds);
+            CHECK(compression_level(bytes, seconds) >= 3);
+            CHECK(compression_level(bytes, seconds * 10 + 1) >= compression_level(bytes, seconds));
+            CHECK(compression_level(bytes * 4, seconds) <= compression_level(bytes, seconds));
+        }
+    }
+    // The level reaches the file: a payload of some hundred KiB compresses less in a short run.
+    Trace t = sample_trace();
+    for (int k = 0; k < 20000; ++k) t.body.push_back(Node{test::call('a' + k % 7, (k * 7919) % 977, 0)});
+    REQUIRE(encode_trace(t, false).size() > (size_t{1} << 17));
+    t.header.traced_seconds = 0.01;
+    const std::vector<uint8_t> short_run = encode_trace(t);
+    Trace long_run_trace = t;
+    long_run_trace.header.traced_seconds = 3600;
+    const std::vector<uint8_t> long_run = encode_trace(long_run_trace);
+    CHECK(short_run.size() > long_run.size());
+    CHECK(decode_trace(short_run).trace == t);
+    CHECK(decode_trace(long_run).trace == long_run_trace);
 }
 
 TEST_CASE("a compressed trace damaged behind an intact checksum says so")
