@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace {
 
@@ -24,25 +23,27 @@ constexpr const char* kUsage =
     "  HTRACE_PYTHON_IMPORTS  1: keep the POSIX I/O of Python's import system (left out by default)\n"
     "  HTRACE_LIBRARY   the tracer library to preload (default: the one installed with h-trace)\n";
 
-std::string own_directory()
-{
-    char path[PATH_MAX];
-    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0) return ".";
-    std::string self(path, static_cast<size_t>(n));
-    return self.substr(0, self.rfind('/'));
-}
+bool readable(const char* path) { return access(path, R_OK) == 0; }
 
-bool readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
-
-// Beside the launcher in a build tree, or where it was installed.
-std::string find_library()
+// Beside the launcher in a build tree, or where it was installed. The launcher runs once per rank
+// before the program; it uses only the C library, since loading libstdc++ cost each rank about a
+// millisecond.
+bool find_library(char (&library)[PATH_MAX])
 {
-    if (const char* chosen = std::getenv("HTRACE_LIBRARY")) return chosen;
-    for (const std::string& candidate : {own_directory() + "/libhtrace.so", std::string(HTRACE_INSTALLED_LIBRARY)}) {
-        if (readable(candidate)) return candidate;
+    if (const char* chosen = std::getenv("HTRACE_LIBRARY")) {
+        return std::snprintf(library, sizeof library, "%s", chosen) < int(sizeof library);
     }
-    return {};
+    char self[PATH_MAX];
+    const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 0] = '\0';
+    char* slash = std::strrchr(self, '/');
+    if (slash) *slash = '\0';
+    if (std::snprintf(library, sizeof library, "%s/libhtrace.so", slash ? self : ".") < int(sizeof library) &&
+        readable(library)) {
+        return true;
+    }
+    return std::snprintf(library, sizeof library, "%s", HTRACE_INSTALLED_LIBRARY) < int(sizeof library) &&
+           readable(library);
 }
 
 }  // namespace
@@ -53,15 +54,19 @@ int main(int argc, char** argv)
         std::fputs(kUsage, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    const std::string library = find_library();
-    if (library.empty() || !readable(library)) {
-        std::fprintf(stderr, "h-trace: cannot find libhtrace.so%s%s\n", library.empty() ? "" : " at ",
-                     library.c_str());
+    char library[PATH_MAX];
+    if (!find_library(library) || !readable(library)) {
+        std::fprintf(stderr, "h-trace: cannot find libhtrace.so%s%s\n", std::getenv("HTRACE_LIBRARY") ? " at " : "",
+                     std::getenv("HTRACE_LIBRARY") ? library : "");
         return 127;
     }
-    std::string preload = library;
-    if (const char* existing = std::getenv("LD_PRELOAD"); existing && *existing) preload += std::string(":") + existing;
-    setenv("LD_PRELOAD", preload.c_str(), 1);
+    const char* existing = std::getenv("LD_PRELOAD");
+    const size_t preload_size = std::strlen(library) + (existing ? std::strlen(existing) : 0) + 2;
+    char* preload = static_cast<char*>(std::malloc(preload_size));
+    if (!preload) return 127;
+    std::snprintf(preload, preload_size, "%s%s%s", library, existing && *existing ? ":" : "",
+                  existing && *existing ? existing : "");
+    setenv("LD_PRELOAD", preload, 1);
     execvp(argv[1], argv + 1);
     std::fprintf(stderr, "h-trace: cannot run %s: %s\n", argv[1], std::strerror(errno));
     return 127;
