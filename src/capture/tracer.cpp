@@ -4,7 +4,7 @@
 #include "capture/communicators.hpp"
 #include "capture/config.hpp"
 #include "capture/early_end.hpp"
-#include "capture/file_name_agreement.hpp"
+#include "capture/job_summary.hpp"
 #include "capture/file_view.hpp"
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
@@ -13,6 +13,7 @@
 #include "capture/signature.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
+#include "merge/rank_merge.hpp"
 #include "trace/completion_set.hpp"
 #include "trace/file_names.hpp"
 #include "trace/limits.hpp"
@@ -350,32 +351,6 @@ std::string library_version()
     return as_valid_utf8(text, limits::kMostHeaderTextBytes);
 }
 
-// Every rank's topologies by key, at rank 0 (elsewhere: empty).
-std::map<int64_t, std::string> gather_topologies(const std::map<int64_t, std::string>& mine, MPI_Comm comm)
-{
-    std::string packed;  // key, then the name, each ended by a NUL
-    for (const auto& [key, name] : mine) packed += std::to_string(key) + '\0' + name + '\0';
-    int rank = 0;
-    int size = 1;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
-    int length = static_cast<int>(packed.size());
-    std::vector<int> lengths(static_cast<size_t>(size), 0);
-    PMPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
-    std::vector<int> displacements(static_cast<size_t>(size), 0);
-    for (size_t r = 1; r < lengths.size(); ++r) displacements[r] = displacements[r - 1] + lengths[r - 1];
-    std::string all(rank == 0 ? static_cast<size_t>(displacements.back() + lengths.back()) : 0, '\0');
-    PMPI_Gatherv(packed.data(), length, MPI_CHAR, all.data(), lengths.data(), displacements.data(), MPI_CHAR, 0, comm);
-    std::map<int64_t, std::string> out;
-    for (size_t at = 0; at < all.size();) {
-        const size_t key_end = all.find('\0', at);
-        const size_t name_end = all.find('\0', key_end + 1);
-        out.emplace(std::stoll(all.substr(at, key_end - at)), all.substr(key_end + 1, name_end - key_end - 1));
-        at = name_end + 1;
-    }
-    return out;
-}
-
 // Gives every event its participant and turns clock ticks into seconds.
 void finish_events(Sequence& seq, const RankList& ranks, double seconds_per_tick)
 {
@@ -675,38 +650,38 @@ void Tracer::stop(double entered, uint64_t signature)
     Sequence mine = folder_.finish();
     finish_events(mine, RankList(world_rank_), per_tick);
 
-    double traced = (entered - started_) * per_tick;
-    double slowest = traced;
-    PMPI_Allreduce(&traced, &slowest, 1, MPI_DOUBLE, MPI_MAX, own_comm_);
-    std::vector<uint64_t> counts = opaque_calls_;
-    counts.push_back(posix_files_.import_calls());
-    counts.push_back(posix_files_.unseen_calls());
-    counts.push_back(posix_calls_);
-    counts.push_back(calls_);
-    std::vector<uint64_t> totals(counts.size(), 0);
-    PMPI_Reduce(counts.data(), totals.data(), static_cast<int>(counts.size()), MPI_UINT64_T, MPI_SUM, 0, own_comm_);
-
+    RankSummary summary;
+    summary.traced_seconds = (entered - started_) * per_tick;
+    summary.cancels_requests = cancels_requests(mine);
+    summary.counts = opaque_calls_;
+    summary.counts.push_back(posix_files_.import_calls());
+    summary.counts.push_back(posix_files_.unseen_calls());
+    summary.counts.push_back(posix_calls_);
+    summary.counts.push_back(calls_);
+    summary.file_names = file_names_;
+    summary.topologies = topologies_;
+    JobSummary job = summarize_job(summary, world_rank_, own_comm_);
+    const double slowest = job.slowest_seconds;
     // Patterns only one rank derived give way to its literal names, in its events too, before the
     // merge compares them (trace/file_names.hpp).
-    AgreedFileNames file_names = agree_on_file_names(file_names_, world_rank_, own_comm_);
-    rename_file_names(mine, file_names.renamed);
-    std::map<int64_t, std::string> topologies = gather_topologies(topologies_, own_comm_);
+    rename_file_names(mine, job.file_names.renamed);
 
     const double merge_start = steady_seconds();
     MergeRule rule{config_.precision, config_.histogram};
     rule.significant_compute_seconds = significant_compute_seconds(slowest);
-    ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule);
+    ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule, job.cancels_requests);
     const double merge_seconds = steady_seconds() - merge_start;
     int written = 0;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) {
-            written = write_trace(std::move(*reduced.merged), std::move(file_names.job_names), std::move(topologies),
+            written = write_trace(std::move(*reduced.merged), std::move(job.file_names.job_names), std::move(job.topologies),
                                   slowest, merge_seconds)
                           ? 1
                           : 0;
         }
         trace_lost.store(written == 0);
+        const std::vector<uint64_t>& totals = job.counts;
         std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
         const uint64_t posix = totals[totals.size() - 2];
         const uint64_t unseen = totals[totals.size() - 3];
@@ -737,10 +712,11 @@ void Tracer::stop(double entered, uint64_t signature)
         }
     }
     if (config_.stats) print_signature_stats();
-    // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place.
-    MPI_Request written_known = MPI_REQUEST_NULL;
-    PMPI_Ibcast(&written, 1, MPI_INT, 0, own_comm_, &written_known);
-    wait_politely(written_known);
+    // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place. Meanwhile the
+    // other ranks sleep rather than spin in MPI_Finalize: rank 0 is still writing.
+    MPI_Request request = MPI_REQUEST_NULL;
+    PMPI_Ibcast(&written, 1, MPI_INT, 0, own_comm_, &request);
+    wait_politely(request);
     if (written) unlink(part_path().c_str());
     PMPI_Comm_free(&own_comm_);
 }

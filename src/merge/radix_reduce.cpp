@@ -30,10 +30,14 @@ void wait_politely(MPI_Request& request)
 void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags)
 {
     uint64_t size = bytes.size();
-    PMPI_Send(&size, 1, MPI_UINT64_T, to, tags.size, comm);
+    // The receiver may still be merging: a large send waits for it, politely.
+    MPI_Request request = MPI_REQUEST_NULL;
+    PMPI_Isend(&size, 1, MPI_UINT64_T, to, tags.size, comm, &request);
+    wait_politely(request);
     for (uint64_t offset = 0; offset < size; offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Send(bytes.data() + offset, n, MPI_BYTE, to, tags.payload, comm);
+        PMPI_Isend(bytes.data() + offset, n, MPI_BYTE, to, tags.payload, comm, &request);
+        wait_politely(request);
     }
 }
 
@@ -55,24 +59,24 @@ std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags)
 void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
 {
     uint64_t size = bytes.size();
-    PMPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm);
+    MPI_Request request = MPI_REQUEST_NULL;
+    PMPI_Ibcast(&size, 1, MPI_UINT64_T, 0, comm, &request);
+    wait_politely(request);
     bytes.resize(size);
     for (uint64_t offset = 0; offset < size; offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Bcast(bytes.data() + offset, n, MPI_BYTE, 0, comm);
+        PMPI_Ibcast(bytes.data() + offset, n, MPI_BYTE, 0, comm, &request);
+        wait_politely(request);
     }
 }
 
-ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule)
+ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule, bool job_cancels)
 {
     int rank = 0;
     int size = 1;
     PMPI_Comm_rank(comm, &rank);
     PMPI_Comm_size(comm, &size);
     ReduceResult result;
-    // Whether some rank cancels requests decides what the merge may give to every rank (p = 0).
-    int cancels = cancels_requests(mine) ? 1 : 0;
-    if (may_merge_iterations(Value(1), Value(0), rule)) PMPI_Allreduce(MPI_IN_PLACE, &cancels, 1, MPI_INT, MPI_MAX, comm);
     // Round k: ranks with bit k set hand their trace to rank - 2^k and are done. Children always
     // hold higher ranks than their parent, so the parent's events stay first where order is free.
     for (int step = 1; step < size; step <<= 1) {
@@ -86,7 +90,7 @@ ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rul
                 if (result.error.empty()) result.error = "trace of rank " + std::to_string(rank + step) + ": " + decoded.error;
                 continue;
             }
-            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence), rule, cancels != 0);
+            mine = merge_ranks(std::move(mine), std::move(*decoded.sequence), rule, job_cancels);
         }
     }
     result.merged = std::move(mine);

@@ -20,7 +20,9 @@ struct ReduceResult {
 };
 
 // `comm` must be the tracer's own communicator (every rank of the job, nobody else's messages).
-ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule);
+// `job_cancels`: whether any rank of the job cancels requests (cancels_requests), which decides
+// what the merge may give to every rank (p = 0).
+ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule, bool job_cancels);
 
 // Bytes between ranks of the tracer's own communicator, in chunks MPI's int counts can take: a size,
 // then the bytes, under two tags of the caller's, so that exchanges at MPI_Finalize keep apart.
