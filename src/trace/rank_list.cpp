@@ -51,13 +51,13 @@ int64_t members_below(const RankRun& run, size_t dims, int64_t start, Rank rank)
 }
 
 // Joins neighbouring runs of equal shape whose starts step evenly into one run with one more
-// dimension, until nothing joins.
-std::vector<RankRun> fold_runs(std::vector<RankRun> runs)
+// dimension, until nothing joins. In place: lists are made on the merge's hot path.
+void fold_runs(std::vector<RankRun>& runs)
 {
     bool changed = true;
     while (changed) {
         changed = false;
-        std::vector<RankRun> out;
+        size_t kept = 0;
         for (size_t i = 0; i < runs.size();) {
             size_t j = i + 1;
             if (j < runs.size() && runs[j].dims == runs[i].dims) {
@@ -66,30 +66,50 @@ std::vector<RankRun> fold_runs(std::vector<RankRun> runs)
                        int64_t(runs[j + 1].start) - runs[j].start == step) {
                     ++j;
                 }
-                if (j - i + 1 >= 2) {
-                    RankRun joined = runs[i];
-                    joined.dims.push_back({static_cast<int32_t>(j - i + 1), static_cast<int32_t>(step)});
-                    out.push_back(std::move(joined));
-                    i = j + 1;
-                    changed = true;
-                    continue;
-                }
+                runs[i].dims.push_back({static_cast<int32_t>(j - i + 1), static_cast<int32_t>(step)});
+                if (kept != i) runs[kept] = std::move(runs[i]);
+                ++kept;
+                i = j + 1;
+                changed = true;
+                continue;
             }
-            out.push_back(runs[i]);
+            if (kept != i) runs[kept] = std::move(runs[i]);
+            ++kept;
             ++i;
         }
-        runs = std::move(out);
+        runs.resize(kept);
     }
-    return runs;
 }
 
-// The packed form of `runs` (RankList's).
-PackedBytes packed(const std::vector<RankRun>& runs)
+// The runs of ascending ranks, before folding.
+void runs_of_sorted(std::span<const Rank> ranks, std::vector<RankRun>& runs)
 {
-    if (runs.empty()) return {};
-    // One scratch buffer per thread: packing is on the merge's hot path, and PackedBytes copies it.
-    thread_local std::vector<uint8_t> out;
-    out.clear();
+    runs.clear();
+    for (size_t i = 0; i < ranks.size();) {
+        if (i + 1 == ranks.size()) {
+            runs.push_back({ranks[i], {}});
+            break;
+        }
+        const int32_t stride = ranks[i + 1] - ranks[i];
+        size_t j = i + 1;
+        while (j + 1 < ranks.size() && ranks[j + 1] - ranks[j] == stride) ++j;
+        // A pair that breaks a longer run just after it is better left to that run.
+        if (j == i + 1 && j + 2 < ranks.size() && ranks[j + 1] - ranks[j] == ranks[j + 2] - ranks[j + 1] &&
+            ranks[j + 1] - ranks[j] != stride) {
+            runs.push_back({ranks[i], {}});
+            ++i;
+            continue;
+        }
+        runs.push_back({ranks[i], {{static_cast<int32_t>(j - i + 1), stride}}});
+        i = j + 1;
+    }
+    if (runs.size() > 1) fold_runs(runs);
+}
+
+// Appends the packed form of `runs` (RankList's; nothing for none) to `out`.
+void append_packed(const std::vector<RankRun>& runs, std::vector<uint8_t>& out)
+{
+    if (runs.empty()) return;
     pack_unsigned(out, runs.size());
     for (const auto& run : runs) {
         pack_signed(out, run.start);
@@ -99,6 +119,16 @@ PackedBytes packed(const std::vector<RankRun>& runs)
             pack_signed(out, dim.stride);
         }
     }
+}
+
+// The packed form of `runs` (RankList's).
+PackedBytes packed(const std::vector<RankRun>& runs)
+{
+    if (runs.empty()) return {};
+    // One scratch buffer per thread: packing is on the merge's hot path, and PackedBytes copies it.
+    thread_local std::vector<uint8_t> out;
+    out.clear();
+    append_packed(runs, out);
     return PackedBytes(out);
 }
 
@@ -125,26 +155,23 @@ RankList::RankList(Rank rank) : packed_(packed({RankRun{rank, {}}})) {}
 
 RankList RankList::from_sorted(const std::vector<Rank>& ranks)
 {
-    std::vector<RankRun> runs;
-    for (size_t i = 0; i < ranks.size();) {
-        if (i + 1 == ranks.size()) {
-            runs.push_back({ranks[i], {}});
-            break;
-        }
-        const int32_t stride = ranks[i + 1] - ranks[i];
-        size_t j = i + 1;
-        while (j + 1 < ranks.size() && ranks[j + 1] - ranks[j] == stride) ++j;
-        // A pair that breaks a longer run just after it is better left to that run.
-        if (j == i + 1 && j + 2 < ranks.size() && ranks[j + 1] - ranks[j] == ranks[j + 2] - ranks[j + 1] &&
-            ranks[j + 1] - ranks[j] != stride) {
-            runs.push_back({ranks[i], {}});
-            ++i;
-            continue;
-        }
-        runs.push_back({ranks[i], {{static_cast<int32_t>(j - i + 1), stride}}});
-        i = j + 1;
+    thread_local std::vector<RankRun> runs;
+    runs_of_sorted(ranks, runs);
+    return from_runs(runs);
+}
+
+void RankList::pack_sorted(std::span<const Rank> ranks, std::vector<uint8_t>& out)
+{
+    if (ranks.size() == 1) {  // the most common list: one run of one rank
+        pack_unsigned(out, 1);
+        pack_signed(out, ranks[0]);
+        pack_unsigned(out, 0);
+        return;
     }
-    return from_runs(fold_runs(std::move(runs)));
+    thread_local std::vector<RankRun> runs;
+    runs_of_sorted(ranks, runs);
+    if (runs.empty()) pack_unsigned(out, 0);
+    append_packed(runs, out);
 }
 
 RankList RankList::from_runs(const std::vector<RankRun>& runs)
@@ -241,6 +268,13 @@ RankList RankList::unpack(Unpacker& in)
 std::vector<Rank> RankList::expand() const
 {
     std::vector<Rank> out;
+    expand(out);
+    return out;
+}
+
+void RankList::expand(std::vector<Rank>& out) const
+{
+    out.clear();
     for_each_run([&](const RankRun& run) {
         if (run.dims.empty()) {
             out.push_back(run.start);
@@ -248,9 +282,13 @@ std::vector<Rank> RankList::expand() const
             expand_run(run, run.dims.size() - 1, run.start, out);
         }
     });
+    // Runs come in order of their starts, each ascending; only interleaved runs need sorting.
+    if (std::is_sorted(out.begin(), out.end())) {
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return;
+    }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
 }
 
 RankList RankList::unite(const RankList& other) const

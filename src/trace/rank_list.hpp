@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace htrace {
@@ -38,12 +39,15 @@ public:
     RankList() = default;
     explicit RankList(Rank rank);
     static RankList from_sorted(const std::vector<Rank>& ranks);  // ascending, no duplicates
+    // Appends what from_sorted(ranks).pack(out) would, without making the list.
+    static void pack_sorted(std::span<const Rank> ranks, std::vector<uint8_t>& out);
     static RankList from_runs(const std::vector<RankRun>& runs);  // as read from a file
 
     bool empty() const { return packed_.empty(); }
     int64_t size() const;
     bool contains(Rank rank) const;
     std::vector<Rank> expand() const;  // ascending
+    void expand(std::vector<Rank>& out) const;  // the same into `out`, reusing its memory
     std::optional<int64_t> index_of(Rank rank) const;  // its position in expand(), if a member
     RankList unite(const RankList& other) const;
     std::vector<RankRun> runs() const;

@@ -2,52 +2,89 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+#include <span>
 
 namespace htrace {
 namespace {
 
 struct RankValue {
     Rank rank;
+    uint32_t order;  // where it came among the entries: of a rank given twice, the first is kept
     int64_t value;
 };
 
-// Every rank's value, ascending by rank (a rank given twice keeps its first value).
-std::vector<RankValue> rank_values(const std::vector<PerRankValue>& entries)
+// The canonical form is made for every value of every event at every level of the merge's tree:
+// its working lists are kept per thread, so that making one allocates only the result.
+struct Scratch {
+    std::vector<RankValue> values;
+    std::vector<RankValue> by_value;
+    std::vector<Rank> ranks;
+    std::vector<int64_t> distinct;
+    std::vector<char> placed;
+    std::vector<size_t> members;
+    std::vector<RankValue> alone;
+    std::vector<uint8_t> packed;
+};
+
+Scratch& scratch()
 {
-    std::vector<RankValue> out;
-    out.reserve(entries.size());
-    for (const auto& entry : entries) {
-        const std::vector<Rank> ranks = entry.ranks.expand();
-        for (size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], entry.value + int64_t(i) * entry.step});
-    }
-    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank < b.rank; });
-    out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
-              out.end());
-    return out;
+    thread_local Scratch s;
+    return s;
 }
 
-std::vector<PerRankValue> grouped_by_value(const std::vector<RankValue>& values)
+// Every rank's value, ascending by rank (a rank given twice keeps its first value), into `out`.
+void rank_values(const std::vector<PerRankValue>& entries, std::vector<RankValue>& out, std::vector<Rank>& ranks)
 {
-    // Sorted by value, then rank (a stable sort of values ascending by rank): each value's ranks in a row.
-    std::vector<RankValue> by_value = values;
-    std::stable_sort(by_value.begin(), by_value.end(), [](const auto& a, const auto& b) { return a.value < b.value; });
-    std::vector<PerRankValue> out;
-    std::vector<Rank> ranks;
+    out.clear();
+    uint32_t order = 0;
+    for (const auto& entry : entries) {
+        entry.ranks.expand(ranks);
+        for (size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], order++, entry.value + int64_t(i) * entry.step});
+    }
+    const auto by_rank = [](const RankValue& a, const RankValue& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.order < b.order;
+    };
+    if (!std::is_sorted(out.begin(), out.end(), by_rank)) std::sort(out.begin(), out.end(), by_rank);
+    out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
+              out.end());
+}
+
+// `values` (ascending by rank) sorted by value, then rank: each value's ranks in a row.
+void sort_by_value(std::vector<RankValue>& values)
+{
+    std::sort(values.begin(), values.end(), [](const RankValue& a, const RankValue& b) {
+        return a.value != b.value ? a.value < b.value : a.rank < b.rank;
+    });
+}
+
+// Calls `group(value, ranks)` for each run of one value in `by_value` (sort_by_value's order).
+template <class Visitor>
+void for_each_group(const std::vector<RankValue>& by_value, std::vector<Rank>& ranks, Visitor&& group)
+{
     for (size_t i = 0; i < by_value.size();) {
         ranks.clear();
         size_t j = i;
         for (; j < by_value.size() && by_value[j].value == by_value[i].value; ++j) ranks.push_back(by_value[j].rank);
-        out.push_back({by_value[i].value, RankList::from_sorted(ranks), 0});
+        group(by_value[i].value, ranks);
         i = j;
     }
+}
+
+std::vector<PerRankValue> grouped_by_value(const std::vector<RankValue>& values)
+{
+    std::vector<RankValue> by_value = values;
+    sort_by_value(by_value);
+    std::vector<PerRankValue> out;
+    std::vector<Rank> ranks;
+    for_each_group(by_value, ranks, [&](int64_t value, const std::vector<Rank>& group) {
+        out.push_back({value, RankList::from_sorted(group), 0});
+    });
     return out;
 }
 
-size_t distinct_values(const std::vector<RankValue>& values)
+size_t distinct_values(const std::vector<RankValue>& values, std::vector<int64_t>& seen)
 {
-    std::vector<int64_t> seen;
-    seen.reserve(values.size());
+    seen.clear();
     for (const auto& rv : values) seen.push_back(rv.value);
     std::sort(seen.begin(), seen.end());
     return static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
@@ -57,77 +94,118 @@ size_t distinct_values(const std::vector<RankValue>& values)
 constexpr size_t kPartnerWindow = 256;
 constexpr size_t kShortestLine = 3;
 
+// One line of affine_lines: its ranks are `members[begin, end)` (positions in the values).
+struct Line {
+    Rank first;
+    int64_t value;
+    int64_t step;
+    size_t begin;
+    size_t end;
+};
+
 // The values as lines: from the lowest rank not yet placed, through the next rank with another
 // value (so that ranks with one value can run along a line of another: `key = rank / 2` of
 // `color = rank % 2`), as far as ranks at the same stride follow with the same step. Negative
 // values (MPI_PROC_NULL, no communicator ...) stay symbolic: no line runs through them. What no line
-// of at least three ranks takes is grouped by value. Empty where no line forms: the grouping by
-// value alone then takes no more entries.
-std::vector<PerRankValue> affine_lines(const std::vector<RankValue>& values)
+// of at least three ranks takes is left in `s.alone` (ascending by rank), to be grouped by value.
+// The lines' members are in `s.members`.
+std::vector<Line> affine_lines(const std::vector<RankValue>& values, Scratch& s)
 {
     const size_t n = values.size();
-    std::vector<char> placed(n, 0);
+    s.placed.assign(n, 0);
+    s.members.clear();
+    s.alone.clear();
     const auto find = [&](int64_t rank) -> size_t {
         const auto at = std::lower_bound(values.begin(), values.end(), rank,
                                          [](const RankValue& rv, int64_t r) { return rv.rank < r; });
         return at != values.end() && at->rank == rank ? static_cast<size_t>(at - values.begin()) : n;
     };
-    std::vector<PerRankValue> lines;
-    std::map<int64_t, std::vector<Rank>> alone;
+    std::vector<Line> lines;
     for (size_t first = 0; first < n; ++first) {
-        if (placed[first]) continue;
-        placed[first] = 1;
+        if (s.placed[first]) continue;
+        s.placed[first] = 1;
         const RankValue start = values[first];
         size_t partner = first + 1;
         const size_t window_end = std::min(n, first + 1 + kPartnerWindow);
-        while (partner < window_end && (placed[partner] || values[partner].value == start.value)) ++partner;
+        while (partner < window_end && (s.placed[partner] || values[partner].value == start.value)) ++partner;
         if (partner < window_end && start.value >= 0) {
             const int64_t stride = int64_t(values[partner].rank) - start.rank;
             const int64_t step = values[partner].value - start.value;
-            std::vector<size_t> members{first};
+            const size_t begin = s.members.size();
+            s.members.push_back(first);
             for (int64_t k = 1;; ++k) {
                 const size_t at = find(start.rank + k * stride);
-                if (at == n || placed[at] || values[at].value != start.value + k * step || values[at].value < 0) break;
-                members.push_back(at);
+                if (at == n || s.placed[at] || values[at].value != start.value + k * step || values[at].value < 0) break;
+                s.members.push_back(at);
             }
             // Two ranks are no cheaper as a line, and would take a rank from its own value's group.
-            if (members.size() >= kShortestLine) {
-                std::vector<Rank> ranks;
-                for (size_t at : members) {
-                    placed[at] = 1;
-                    ranks.push_back(values[at].rank);
-                }
-                lines.push_back({start.value, RankList::from_sorted(ranks), step});
+            if (s.members.size() - begin >= kShortestLine) {
+                for (size_t k = begin; k < s.members.size(); ++k) s.placed[s.members[k]] = 1;
+                lines.push_back({start.rank, start.value, step, begin, s.members.size()});
                 continue;
             }
+            s.members.resize(begin);
         }
-        alone[start.value].push_back(start.rank);
+        s.alone.push_back(start);
     }
-    if (lines.empty()) return lines;
-    for (auto& [value, ranks] : alone) {
-        std::sort(ranks.begin(), ranks.end());
-        lines.push_back({value, RankList::from_sorted(ranks), 0});
-    }
-    std::sort(lines.begin(), lines.end(), [](const PerRankValue& a, const PerRankValue& b) {
-        return a.ranks.first() < b.ranks.first();
-    });
     return lines;
 }
 
-// The packed form of canonical entries (Value).
-PackedBytes packed(const std::vector<PerRankValue>& entries)
+// Appends one packed entry (Value's form) to `out`.
+void pack_entry(std::vector<uint8_t>& out, int64_t value, bool steps, int64_t step, std::span<const Rank> ranks)
 {
-    const bool steps = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.step != 0; });
-    // One scratch buffer per thread, as RankList's: PackedBytes copies it.
-    thread_local std::vector<uint8_t> out;
-    out.clear();
-    pack_unsigned(out, entries.size() << 1 | (steps ? 1 : 0));
-    for (const auto& entry : entries) {
-        pack_signed(out, entry.value);
-        if (steps) pack_signed(out, entry.step);
-        entry.ranks.pack(out);
+    pack_signed(out, value);
+    if (steps) pack_signed(out, step);
+    RankList::pack_sorted(ranks, out);
+}
+
+// The packed form of the values grouped by value (`by_value` in sort_by_value's order).
+PackedBytes packed_groups(const std::vector<RankValue>& by_value, size_t groups, Scratch& s)
+{
+    s.packed.clear();
+    pack_unsigned(s.packed, groups << 1);
+    for_each_group(by_value, s.ranks, [&](int64_t value, const std::vector<Rank>& ranks) {
+        pack_entry(s.packed, value, false, 0, ranks);
+    });
+    return PackedBytes(s.packed);
+}
+
+// The packed form of `lines` with the groups by value of what they left alone (`s.alone`, sorted
+// by value), all ascending by first rank.
+PackedBytes packed_lines(const std::vector<RankValue>& values, std::vector<Line>& lines, Scratch& s)
+{
+    struct Group {
+        Rank first;
+        int64_t value;
+        size_t begin;
+    };
+    std::vector<Group> groups;
+    for (size_t i = 0; i < s.alone.size(); ++i) {
+        if (i == 0 || s.alone[i].value != s.alone[i - 1].value) groups.push_back({s.alone[i].rank, s.alone[i].value, i});
     }
-    return PackedBytes(out);
+    const bool steps = std::any_of(lines.begin(), lines.end(), [](const Line& l) { return l.step != 0; });
+    s.packed.clear();
+    pack_unsigned(s.packed, (lines.size() + groups.size()) << 1 | (steps ? 1 : 0));
+    // Lines and groups never share a first rank (each rank is in one): merged by it.
+    std::sort(lines.begin(), lines.end(), [](const Line& a, const Line& b) { return a.first < b.first; });
+    std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) { return a.first < b.first; });
+    size_t l = 0;
+    size_t g = 0;
+    while (l < lines.size() || g < groups.size()) {
+        s.ranks.clear();
+        if (g == groups.size() || (l < lines.size() && lines[l].first < groups[g].first)) {
+            const Line& line = lines[l++];
+            for (size_t k = line.begin; k < line.end; ++k) s.ranks.push_back(values[s.members[k]].rank);
+            pack_entry(s.packed, line.value, steps, line.step, s.ranks);
+        } else {
+            const Group& group = groups[g++];
+            for (size_t k = group.begin; k < s.alone.size() && s.alone[k].value == group.value; ++k) {
+                s.ranks.push_back(s.alone[k].rank);
+            }
+            pack_entry(s.packed, group.value, steps, 0, s.ranks);
+        }
+    }
+    return PackedBytes(s.packed);
 }
 
 // Calls `visit(value, step, in)` for each packed entry, `in` at the entry's ranks, which `visit`
@@ -152,16 +230,26 @@ void for_each_entry(const PackedBytes& packed, Visitor&& visit)
 // take fewer entries (then ascending by first rank). Both depend on nothing but each rank's value.
 Value::Value(const std::vector<PerRankValue>& per_rank)
 {
-    const std::vector<RankValue> values = rank_values(per_rank);
-    const size_t groups = distinct_values(values);
+    Scratch& s = scratch();
+    rank_values(per_rank, s.values, s.ranks);
+    const size_t groups = distinct_values(s.values, s.distinct);
     if (groups > 1) {
-        std::vector<PerRankValue> lines = affine_lines(values);
-        if (!lines.empty() && lines.size() < groups) {
-            data_ = packed(lines);
-            return;
+        std::vector<Line> lines = affine_lines(s.values, s);
+        if (!lines.empty()) {
+            sort_by_value(s.alone);
+            size_t alone_groups = 0;
+            for (size_t i = 0; i < s.alone.size(); ++i) {
+                alone_groups += i == 0 || s.alone[i].value != s.alone[i - 1].value ? 1 : 0;
+            }
+            if (lines.size() + alone_groups < groups) {
+                data_ = packed_lines(s.values, lines, s);
+                return;
+            }
         }
     }
-    data_ = packed(grouped_by_value(values));
+    s.by_value = s.values;
+    sort_by_value(s.by_value);
+    data_ = packed_groups(s.by_value, groups, s);
 }
 
 std::vector<PerRankValue> Value::per_rank_entries() const
@@ -181,7 +269,10 @@ std::vector<PerRankValue> Value::per_rank() const
     const bool ascending = std::adjacent_find(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
                                return a.value >= b.value;
                            }) == entries.end();
-    return constant && ascending ? entries : grouped_by_value(rank_values(entries));
+    if (constant && ascending) return entries;
+    Scratch& s = scratch();
+    rank_values(entries, s.values, s.ranks);
+    return grouped_by_value(s.values);
 }
 
 std::pair<int64_t, int64_t> Value::per_rank_range() const

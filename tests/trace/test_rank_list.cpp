@@ -67,6 +67,26 @@ TEST_CASE("compression loses no rank and invents none, for random sets")
     }
 }
 
+TEST_CASE("ranks packed straight from a sorted list read back as those ranks, in the list's own bytes")
+{
+    std::mt19937 rng(2027);
+    for (int trial = 0; trial < 500; ++trial) {
+        std::set<Rank> chosen;
+        const int n = std::uniform_int_distribution<int>(0, 40)(rng);
+        const int span = std::uniform_int_distribution<int>(1, 200)(rng);
+        for (int i = 0; i < n; ++i) chosen.insert(std::uniform_int_distribution<Rank>(0, span)(rng));
+        const std::vector<Rank> ranks(chosen.begin(), chosen.end());
+        std::vector<uint8_t> packed{0xee};  // something before: pack_sorted appends
+        RankList::pack_sorted(ranks, packed);
+        REQUIRE(packed.front() == 0xee);
+        htrace::Unpacker in(std::span<const uint8_t>(packed).subspan(1));
+        const RankList read = RankList::unpack(in);
+        CHECK(in.at_end());
+        CHECK(read.expand() == ranks);
+        CHECK(read == RankList::from_sorted(ranks));
+    }
+}
+
 TEST_CASE("uniting two rank lists gives the set union")
 {
     std::mt19937 rng(777);
