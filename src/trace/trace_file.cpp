@@ -289,18 +289,9 @@ public:
     {
     }
 
-    void ranks(const RankList& list)
-    {
-        out_.unsigned_int(list.runs().size());
-        for (const auto& run : list.runs()) {
-            out_.signed_int(run.start);
-            out_.unsigned_int(run.dims.size());
-            for (const auto& dim : run.dims) {
-                out_.unsigned_int(static_cast<uint32_t>(dim.count));
-                out_.signed_int(dim.stride);
-            }
-        }
-    }
+    // The list's packed form is the file's: the number of runs, then each run's start, its number
+    // of dimensions and theirs (count, stride).
+    void ranks(const RankList& list) { list.pack(out_.bytes()); }
 
     // Format 10. Every histogram of a run shares the header's config, so a file states it once; the
     // bin count's low bit says a histogram carries its own. Bins follow each other, so each starts
@@ -428,17 +419,13 @@ public:
             out_.byte(static_cast<uint8_t>(ValueTag::exact));
             out_.signed_int(v.exact());
         } else if (v.is_per_rank()) {
-            // The entry count's low bit says whether steps follow the values: without, a list of
-            // plain per-rank values costs what it did before steps existed.
-            const auto& entries = v.per_rank_entries();
-            const bool steps = std::any_of(entries.begin(), entries.end(), [](const auto& e) { return e.step != 0; });
+            // As the value packs its entries: the entry count, whose low bit says whether steps
+            // follow the values (without, a list of plain per-rank values costs what it did before
+            // steps existed), then each entry's value, step and ranks.
             out_.byte(static_cast<uint8_t>(ValueTag::per_rank));
-            out_.unsigned_int(entries.size() << 1 | (steps ? 1 : 0));
-            for (const auto& entry : entries) {
-                out_.signed_int(entry.value);
-                if (steps) out_.signed_int(entry.step);
-                ranks(entry.ranks);
-            }
+            const auto packed = v.packed_entries();
+            if (packed.empty()) out_.unsigned_int(0);
+            out_.bytes().insert(out_.bytes().end(), packed.begin(), packed.end());
         } else {
             out_.byte(static_cast<uint8_t>(v.alike_on_every_rank() ? ValueTag::histogram_alike : ValueTag::histogram));
             histogram(v.histogram());
@@ -606,37 +593,54 @@ public:
     // Checked as it is read, before anything expands it: every member a rank of the trace.
     RankList ranks()
     {
+        ranks_packed_.clear();
+        if (!read_ranks(ranks_packed_)) return {};
+        Unpacker packed(ranks_packed_);
+        return RankList::unpack(packed);
+    }
+
+    // Reads a rank list (checked as ranks() says) and appends its packed form (RankList's) to `out`;
+    // false on a problem.
+    bool read_ranks(std::vector<uint8_t>& out)
+    {
         const size_t n = in_.count();
-        std::vector<RankRun> runs;
-        runs.reserve(std::min(n, kMostReserved));
+        pack_unsigned(out, n);
         int64_t size = 0;
         for (size_t i = 0; i < n && in_.ok(); ++i) {
-            RankRun run;
-            run.start = static_cast<Rank>(in_.signed_int());
+            run_.start = static_cast<Rank>(in_.signed_int());
             const size_t dims = in_.count();
             if (dims > kMostRunDimensions) {
                 fail_here("a run of ranks with " + std::to_string(dims) + " dimensions");
                 break;
             }
+            run_.dims.clear();
             for (size_t d = 0; d < dims && in_.ok(); ++d) {
                 const auto count = static_cast<int32_t>(in_.unsigned_int());
                 const auto stride = static_cast<int32_t>(in_.signed_int());
-                run.dims.push_back({count, stride});
+                run_.dims.push_back({count, stride});
             }
             if (!in_.ok()) break;
-            if (auto problem = rank_run_problem(run, ranks_)) {
+            if (auto problem = rank_run_problem(run_, ranks_)) {
                 fail_here("a rank list: " + *problem);
                 break;
             }
-            if ((size += run.size()) > ranks_) {
+            if ((size += run_.size()) > ranks_) {
                 fail_here("a rank list of more ranks than the trace's " + std::to_string(ranks_));
                 break;
             }
-            runs.push_back(std::move(run));
+            pack_signed(out, run_.start);
+            pack_unsigned(out, run_.dims.size());
+            for (const auto& dim : run_.dims) {
+                pack_unsigned(out, static_cast<uint32_t>(dim.count));
+                pack_signed(out, dim.stride);
+            }
         }
-        if (!in_.ok()) return {};
-        return RankList::from_runs(std::move(runs));
+        return in_.ok();
     }
+
+    // Per-rank values as they are read, without their canonical form made again: for the merge's
+    // messages, which this build wrote from values in that form (Value::from_canonical).
+    void trust_canonical_values() { canonical_values_ = true; }
 
     // "corrupt: event 12 (MPI_Send): ..." for a problem in the event being read (numbered as
     // trace_check.hpp numbers them), else at the byte.
@@ -829,14 +833,19 @@ public:
             const uint64_t header = in_.unsigned_int();
             const size_t n = in_.count_of(header >> 1);
             const bool steps = (header & 1) != 0;
-            std::vector<PerRankValue> entries;
-            entries.reserve(std::min(n, kMostReserved));
+            // Read into the packed form the value keeps (Value::packed_entries), which is the file's.
+            value_packed_.clear();
+            pack_unsigned(value_packed_, n << 1 | (steps ? 1 : 0));
             int64_t listed = 0;
             for (size_t i = 0; i < n && in_.ok(); ++i) {
                 const int64_t v = in_.signed_int();
                 const int64_t step = steps ? in_.signed_int() : 0;
-                entries.push_back({v, ranks(), step});
-                listed += entries.back().ranks.size();
+                pack_signed(value_packed_, v);
+                if (steps) pack_signed(value_packed_, step);
+                const size_t ranks_at = value_packed_.size();
+                if (!read_ranks(value_packed_)) break;
+                Unpacker ranks(std::span<const uint8_t>(value_packed_).subspan(ranks_at));
+                listed += RankList::size_of_packed(ranks);
                 // Reading the value lists every rank and its value: a damaged size must not ask for the
                 // memory, nor a value or step overflow.
                 if (listed > ranks_) {
@@ -848,7 +857,10 @@ public:
                 }
             }
             if (!in_.ok()) return Value();
-            Value value(entries);
+            const Value as_read = Value::from_canonical(value_packed_);
+            if (canonical_values_) return as_read;
+            // A file's may be in any form.
+            Value value(as_read.per_rank_entries());
             int64_t distinct = 0;
             for (const auto& entry : value.per_rank_entries()) distinct += entry.ranks.size();
             if (distinct != listed) {
@@ -1010,6 +1022,12 @@ public:
     }
 
 private:
+    // Working memory of ranks() and value(), kept from one to the next.
+    RankRun run_;
+    std::vector<uint8_t> ranks_packed_;
+    std::vector<uint8_t> value_packed_;
+    bool canonical_values_ = false;
+
     // A code of a build whose table of MPI functions is a beginning of this one's (functions are added
     // at its end): its POSIX operations and opaque codes come that many places earlier.
     uint64_t this_build_code(uint64_t code) const
@@ -1120,6 +1138,7 @@ SequenceDecodeResult decode_sequence(const std::vector<uint8_t>& bytes)
 {
     Decoder in(bytes.data(), bytes.size());
     BodyReader body(in, Times::exact);
+    body.trust_canonical_values();
     Sequence seq = body.sequence();
     body.resolve_opaque_names(seq);
     if (!in.ok()) return {std::nullopt, in.error()};

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <span>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -36,6 +37,14 @@ public:
     // Entries in any form (no rank twice): stored in the one canonical form, so that two values
     // that give every rank the same value are equal.
     explicit Value(const std::vector<PerRankValue>& per_rank);
+    // Entries already packed in the canonical form, as packed_entries() gives them (the merge's
+    // messages, written by this build from such values): kept as they are.
+    static Value from_canonical(std::span<const uint8_t> packed_entries)
+    {
+        Value value;
+        value.data_ = PackedBytes(packed_entries);
+        return value;
+    }
     // `alike_on_every_rank`: every rank the histogram stands for had it, the same values as often
     // (a merge of one rank's iterations, or of ranks whose histograms were equal): the values of
     // ranks that do the same thing in the same iteration, an SPMD code's level sizes and direction
@@ -53,6 +62,8 @@ public:
     int64_t exact() const { return std::get<Exact>(data_).value(); }
     // The canonical entries (with steps): what the file stores and h-dump shows.
     std::vector<PerRankValue> per_rank_entries() const;
+    // The canonical entries packed (trace/packed.hpp), as a trace file stores them after the tag.
+    std::span<const uint8_t> packed_entries() const { return std::get<PackedBytes>(data_).bytes(); }
     // Each distinct value with the ranks that had it (every step 0), ascending by value.
     std::vector<PerRankValue> per_rank() const;
     // The smallest and largest per-rank value.

@@ -134,6 +134,48 @@ TEST_CASE("a trace file keeps compute times to the nanosecond, and the merge's m
     CHECK(merged.sequence->back().event().compute == timed.compute);
 }
 
+namespace {
+
+// A trace of one event on ranks 0-3 whose destination is stored as `entries` (value, ranks), in
+// that order and grouping, as another writer might have put it.
+Trace with_destination_as(const std::vector<std::pair<int64_t, std::vector<Rank>>>& entries)
+{
+    std::vector<uint8_t> packed;
+    pack_unsigned(packed, entries.size() << 1);
+    for (const auto& [value, ranks] : entries) {
+        pack_signed(packed, value);
+        RankList::from_sorted(ranks).pack(packed);
+    }
+    Trace t;
+    t.header.ranks = 4;
+    Event e = test::call('d', 8, 0);
+    e.ranks = RankList::from_sorted({0, 1, 2, 3});
+    e.params[0].value = Value::from_canonical(packed);
+    t.body.push_back(Node{e});
+    return t;
+}
+
+}  // namespace
+
+TEST_CASE("a file's per-rank value in another grouping reads back in the canonical form")
+{
+    // Ranks 0 and 2 sent to 1, ranks 1 and 3 to 2: written one entry per rank, out of order.
+    const Trace written = with_destination_as({{2, {3}}, {1, {0}}, {2, {1}}, {1, {2}}});
+    const DecodeResult read = decode_trace(encode_trace(written));
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    const Value canonical(std::vector<PerRankValue>{{1, RankList::from_sorted({0, 2})}, {2, RankList::from_sorted({1, 3})}});
+    const Value& destination = read.trace->body.front().event().params[0].value;
+    CHECK(destination == canonical);
+    for (Rank r = 0; r < 4; ++r) CHECK(destination.value_for(r) == (r % 2 == 0 ? 1 : 2));
+}
+
+TEST_CASE("a file that gives one rank two per-rank values is refused")
+{
+    const DecodeResult read = decode_trace(encode_trace(with_destination_as({{1, {0, 1}}, {2, {1, 2}}})));
+    CHECK_FALSE(read.trace.has_value());
+    CHECK(read.error.find("a rank with two per-rank values") != std::string::npos);
+}
+
 TEST_CASE("a call site's signature is stored once, however many events it has")
 {
     Trace one_site;
