@@ -295,10 +295,13 @@ RankList RankList::unite(const RankList& other) const
 {
     if (other.empty()) return *this;
     if (empty()) return other;
-    std::vector<Rank> a = expand();
-    std::vector<Rank> b = other.expand();
-    std::vector<Rank> all;
-    all.reserve(a.size() + b.size());
+    // Per thread, as from_sorted's: the merge unites every pair of events it merges.
+    thread_local std::vector<Rank> a;
+    thread_local std::vector<Rank> b;
+    thread_local std::vector<Rank> all;
+    expand(a);
+    other.expand(b);
+    all.clear();
     std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(all));
     return from_sorted(all);
 }
