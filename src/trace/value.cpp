@@ -19,7 +19,6 @@ struct Scratch {
     std::vector<RankValue> values;
     std::vector<RankValue> by_value;
     std::vector<Rank> ranks;
-    std::vector<int64_t> distinct;
     std::vector<char> placed;
     std::vector<size_t> members;
     std::vector<RankValue> alone;
@@ -82,12 +81,12 @@ std::vector<PerRankValue> grouped_by_value(const std::vector<RankValue>& values)
     return out;
 }
 
-size_t distinct_values(const std::vector<RankValue>& values, std::vector<int64_t>& seen)
+// How many distinct values `by_value` (sort_by_value's order) holds.
+size_t distinct_values(const std::vector<RankValue>& by_value)
 {
-    seen.clear();
-    for (const auto& rv : values) seen.push_back(rv.value);
-    std::sort(seen.begin(), seen.end());
-    return static_cast<size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+    size_t groups = 0;
+    for (size_t i = 0; i < by_value.size(); ++i) groups += i == 0 || by_value[i].value != by_value[i - 1].value ? 1 : 0;
+    return groups;
 }
 
 // How far past a line's first rank to look for its second (bounds the work on long lists).
@@ -232,23 +231,19 @@ Value::Value(const std::vector<PerRankValue>& per_rank)
 {
     Scratch& s = scratch();
     rank_values(per_rank, s.values, s.ranks);
-    const size_t groups = distinct_values(s.values, s.distinct);
+    s.by_value = s.values;
+    sort_by_value(s.by_value);
+    const size_t groups = distinct_values(s.by_value);
     if (groups > 1) {
         std::vector<Line> lines = affine_lines(s.values, s);
         if (!lines.empty()) {
             sort_by_value(s.alone);
-            size_t alone_groups = 0;
-            for (size_t i = 0; i < s.alone.size(); ++i) {
-                alone_groups += i == 0 || s.alone[i].value != s.alone[i - 1].value ? 1 : 0;
-            }
-            if (lines.size() + alone_groups < groups) {
+            if (lines.size() + distinct_values(s.alone) < groups) {
                 data_ = packed_lines(s.values, lines, s);
                 return;
             }
         }
     }
-    s.by_value = s.values;
-    sort_by_value(s.by_value);
     data_ = packed_groups(s.by_value, groups, s);
 }
 
