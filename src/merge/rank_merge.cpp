@@ -80,22 +80,12 @@ std::vector<PerRankValue> as_per_rank(const Value& v, const RankList& ranks)
     return {PerRankValue{v.exact(), ranks}};
 }
 
-// The per-rank values of both sides (disjoint ranks) as one value (lossless). Both sides' entries as
-// stored go to Value's canonical form at once: regrouping them by value first would only be undone
-// there, and at every level of the tree each event's values are merged again.
+// The per-rank values of both sides (disjoint ranks) as one value (lossless), exact where every
+// rank has one value.
 Value per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b)
 {
     if (a.is_exact() && b.is_exact() && a.exact() == b.exact()) return a;
-    std::vector<PerRankValue> entries;
-    for (const auto& [side, ranks] : {std::pair{&a, &ranks_a}, std::pair{&b, &ranks_b}}) {
-        if (side->is_exact()) {
-            entries.push_back(PerRankValue{side->exact(), *ranks});
-        } else {
-            auto own = side->per_rank_entries();
-            entries.insert(entries.end(), std::make_move_iterator(own.begin()), std::make_move_iterator(own.end()));
-        }
-    }
-    Value merged(entries);
+    Value merged = Value::per_rank_union(a, ranks_a, b, ranks_b);
     const auto [low, high] = merged.per_rank_range();
     return low == high ? Value(low) : merged;
 }

@@ -274,20 +274,29 @@ std::vector<Rank> RankList::expand() const
 
 void RankList::expand(std::vector<Rank>& out) const
 {
+    Unpacker in(packed_.bytes());
+    if (in.at_end()) {
+        out.clear();
+        return;
+    }
+    expand_packed(in, out);
+}
+
+void RankList::expand_packed(Unpacker& in, std::vector<Rank>& out)
+{
     out.clear();
-    for_each_run([&](const RankRun& run) {
+    const uint64_t n = in.unsigned_int();
+    RankRun run;
+    for (uint64_t i = 0; i < n; ++i) {
+        unpack_run(in, run);
         if (run.dims.empty()) {
             out.push_back(run.start);
         } else {
             expand_run(run, run.dims.size() - 1, run.start, out);
         }
-    });
-    // Runs come in order of their starts, each ascending; only interleaved runs need sorting.
-    if (std::is_sorted(out.begin(), out.end())) {
-        out.erase(std::unique(out.begin(), out.end()), out.end());
-        return;
     }
-    std::sort(out.begin(), out.end());
+    // Runs come in order of their starts, each ascending; only interleaved runs need sorting.
+    if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
 }
 

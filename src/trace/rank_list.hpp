@@ -76,6 +76,8 @@ public:
     static RankList unpack(Unpacker& in);
     // The same list's size, or where `rank` is in it, reading it from `in` without making it.
     static int64_t size_of_packed(Unpacker& in);
+    // The same list's ranks, ascending, into `out` (as expand()).
+    static void expand_packed(Unpacker& in, std::vector<Rank>& out);
     static std::optional<int64_t> index_in_packed(Unpacker& in, Rank rank);
 
     bool operator==(const RankList&) const = default;

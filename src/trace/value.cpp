@@ -31,21 +31,34 @@ Scratch& scratch()
     return s;
 }
 
+// Sorts `values` by rank and keeps the first value of a rank given twice.
+void by_rank(std::vector<RankValue>& values)
+{
+    const auto before = [](const RankValue& a, const RankValue& b) {
+        return a.rank != b.rank ? a.rank < b.rank : a.order < b.order;
+    };
+    if (!std::is_sorted(values.begin(), values.end(), before)) std::sort(values.begin(), values.end(), before);
+    values.erase(std::unique(values.begin(), values.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
+                 values.end());
+}
+
+// Appends the values of one entry's ranks (`ranks`, ascending) to `out`.
+void append_entry(int64_t value, int64_t step, const std::vector<Rank>& ranks, std::vector<RankValue>& out)
+{
+    for (size_t i = 0; i < ranks.size(); ++i) {
+        out.push_back({ranks[i], static_cast<uint32_t>(out.size()), value + int64_t(i) * step});
+    }
+}
+
 // Every rank's value, ascending by rank (a rank given twice keeps its first value), into `out`.
 void rank_values(const std::vector<PerRankValue>& entries, std::vector<RankValue>& out, std::vector<Rank>& ranks)
 {
     out.clear();
-    uint32_t order = 0;
     for (const auto& entry : entries) {
         entry.ranks.expand(ranks);
-        for (size_t i = 0; i < ranks.size(); ++i) out.push_back({ranks[i], order++, entry.value + int64_t(i) * entry.step});
+        append_entry(entry.value, entry.step, ranks, out);
     }
-    const auto by_rank = [](const RankValue& a, const RankValue& b) {
-        return a.rank != b.rank ? a.rank < b.rank : a.order < b.order;
-    };
-    if (!std::is_sorted(out.begin(), out.end(), by_rank)) std::sort(out.begin(), out.end(), by_rank);
-    out.erase(std::unique(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.rank == b.rank; }),
-              out.end());
+    by_rank(out);
 }
 
 // `values` (ascending by rank) sorted by value, then rank: each value's ranks in a row.
@@ -223,14 +236,11 @@ void for_each_entry(const PackedBytes& packed, Visitor&& visit)
     }
 }
 
-}  // namespace
-
-// The canonical form: one entry per distinct value (ascending by value), unless lines with steps
-// take fewer entries (then ascending by first rank). Both depend on nothing but each rank's value.
-Value::Value(const std::vector<PerRankValue>& per_rank)
+// The canonical form of `s.values` (ascending by rank, one value each): one entry per distinct
+// value (ascending by value), unless lines with steps take fewer entries (then ascending by first
+// rank). Both depend on nothing but each rank's value.
+PackedBytes canonical(Scratch& s)
 {
-    Scratch& s = scratch();
-    rank_values(per_rank, s.values, s.ranks);
     s.by_value = s.values;
     sort_by_value(s.by_value);
     const size_t groups = distinct_values(s.by_value);
@@ -238,13 +248,42 @@ Value::Value(const std::vector<PerRankValue>& per_rank)
         std::vector<Line> lines = affine_lines(s.values, s);
         if (!lines.empty()) {
             sort_by_value(s.alone);
-            if (lines.size() + distinct_values(s.alone) < groups) {
-                data_ = packed_lines(s.values, lines, s);
-                return;
-            }
+            if (lines.size() + distinct_values(s.alone) < groups) return packed_lines(s.values, lines, s);
         }
     }
-    data_ = packed_groups(s.by_value, groups, s);
+    return packed_groups(s.by_value, groups, s);
+}
+
+}  // namespace
+
+Value::Value(const std::vector<PerRankValue>& per_rank)
+{
+    Scratch& s = scratch();
+    rank_values(per_rank, s.values, s.ranks);
+    data_ = canonical(s);
+}
+
+Value Value::per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b)
+{
+    // Read from both sides' packed entries: no entry list, no rank list is made on the way.
+    Scratch& s = scratch();
+    s.values.clear();
+    for (const auto& [side, ranks] : {std::pair{&a, &ranks_a}, std::pair{&b, &ranks_b}}) {
+        if (side->is_exact()) {
+            ranks->expand(s.ranks);
+            append_entry(side->exact(), 0, s.ranks, s.values);
+            continue;
+        }
+        for_each_entry(std::get<PackedBytes>(side->data_), [&](int64_t value, int64_t step, Unpacker& in) {
+            RankList::expand_packed(in, s.ranks);
+            append_entry(value, step, s.ranks, s.values);
+            return false;
+        });
+    }
+    by_rank(s.values);
+    Value merged;
+    merged.data_ = canonical(s);
+    return merged;
 }
 
 std::vector<PerRankValue> Value::per_rank_entries() const

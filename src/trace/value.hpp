@@ -37,6 +37,9 @@ public:
     // Entries in any form (no rank twice): stored in the one canonical form, so that two values
     // that give every rank the same value are equal.
     explicit Value(const std::vector<PerRankValue>& per_rank);
+    // The values of two disjoint sets of ranks as one per-rank value, in the canonical form: an
+    // exact value is each of its side's `ranks`' (the merge of two sides' parameters).
+    static Value per_rank_union(const Value& a, const RankList& ranks_a, const Value& b, const RankList& ranks_b);
     // Entries already packed in the canonical form, as packed_entries() gives them (the merge's
     // messages, written by this build from such values): kept as they are.
     static Value from_canonical(std::span<const uint8_t> packed_entries)

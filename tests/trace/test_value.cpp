@@ -146,6 +146,35 @@ TEST_CASE("the same values given in any grouping and order are one canonical val
     }
 }
 
+TEST_CASE("the union of two sides' values gives each rank its side's value, in the one canonical form")
+{
+    std::mt19937 random(99);
+    for (int trial = 0; trial < 200; ++trial) {
+        CAPTURE(trial);
+        const Rank n = 2 + static_cast<Rank>(random() % 60);
+        // Each rank on side a or b; side a exact (one value for all its ranks) on odd trials.
+        std::vector<Rank> side_a;
+        std::vector<Rank> side_b;
+        std::vector<int64_t> of(static_cast<size_t>(n));
+        const bool a_exact = trial % 2 == 1;
+        for (Rank r = 0; r < n; ++r) {
+            (random() % 2 == 0 ? side_a : side_b).push_back(r);
+            of[static_cast<size_t>(r)] = trial % 3 == 0 ? int64_t(r) * 8 : static_cast<int64_t>(random() % 5);
+        }
+        if (side_a.empty() || side_b.empty()) continue;
+        if (a_exact) {
+            for (Rank r : side_a) of[static_cast<size_t>(r)] = 1000;
+        }
+        const auto value_of = [&](Rank r) { return of[static_cast<size_t>(r)]; };
+        const Value a = a_exact ? Value(int64_t{1000}) : shuffled(side_a, value_of, 1);
+        const Value b = shuffled(side_b, value_of, 2);
+        const Value both = Value::per_rank_union(a, RankList::from_sorted(side_a), b, RankList::from_sorted(side_b));
+        REQUIRE(both.is_per_rank());
+        check_every_rank(both, first_ranks(n), value_of);
+        CHECK(both == shuffled(first_ranks(n), value_of, 3));
+    }
+}
+
 TEST_CASE("per_rank lists each distinct value once with the ranks that had it")
 {
     const Value v(std::vector<PerRankValue>{{0, *RankList::parse("0-3"), 1}, {2, *RankList::parse("4-5"), 0}});
