@@ -1,6 +1,7 @@
 #include "capture/signature.hpp"
 
 #include "trace/hash.hpp"
+#include "trace/hot_path.hpp"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -153,7 +154,8 @@ uint64_t next_key(uint64_t key, uintptr_t address)
 // A shortcut past the trie's deeper levels, from the key of a path's first two frames: the slots
 // and return addresses of the rest of the last path walked with them. A call checks every one of
 // them, so a shortcut to another path costs only the walk it would have done anyway.
-struct PathTail {
+// Two whole cache lines (the table is aligned): a hit reads both and no third.
+struct alignas(64) PathTail {
     uint64_t key = 0;       // of the first two frames; 0 marks an empty entry
     uintptr_t address = 0;  // the second frame's return address (checked beside the key)
     uint64_t signature = 0;
@@ -168,7 +170,7 @@ struct PathTail {
 class PathCache {
 public:
     static constexpr size_t kNodes = 8192;  // 256 KiB; ~1000 paths of 8 frames with no frame shared
-    static constexpr size_t kTails = 4096;  // 384 KiB
+    static constexpr size_t kTails = 4096;  // 512 KiB
 
     const PathNode* find(uint64_t key, uintptr_t address) const
     {
@@ -187,9 +189,12 @@ public:
     bool make_ready()
     {
         if (nodes_ == nullptr) {
-            nodes_.reset(static_cast<PathNode*>(std::calloc(kNodes, sizeof(PathNode))));
-            tails_.reset(static_cast<PathTail*>(std::calloc(kTails, sizeof(PathTail))));
-            if (tails_ == nullptr) nodes_.reset();
+            // calloc's zeroed pages cost nothing until touched; one line more to align on.
+            nodes_memory_.reset(std::calloc(1, kNodes * sizeof(PathNode) + kLine));
+            tails_memory_.reset(std::calloc(1, kTails * sizeof(PathTail) + kLine));
+            if (nodes_memory_ == nullptr || tails_memory_ == nullptr) return false;
+            nodes_ = static_cast<PathNode*>(aligned(nodes_memory_.get()));
+            tails_ = static_cast<PathTail*>(aligned(tails_memory_.get()));
         }
         return nodes_ != nullptr;
     }
@@ -197,7 +202,7 @@ public:
     PathNode& insert(uint64_t key, uintptr_t address)
     {
         if (used_ >= kNodes / 4 * 3) {
-            std::memset(static_cast<void*>(nodes_.get()), 0, kNodes * sizeof(PathNode));
+            std::memset(static_cast<void*>(nodes_), 0, kNodes * sizeof(PathNode));
             used_ = 0;
         }
         for (size_t i = index(key);; i = (i + 1) & (kNodes - 1)) {
@@ -213,21 +218,29 @@ public:
     }
 
 private:
+    static constexpr size_t kLine = 64;
     static size_t index(uint64_t key) { return static_cast<size_t>(key >> 51); }  // 13 bits: kNodes
+    static void* aligned(void* memory)
+    {
+        return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(memory) + kLine - 1) & ~uintptr_t(kLine - 1));
+    }
     struct Free {
         void operator()(void* p) const { std::free(p); }
     };
-    std::unique_ptr<PathNode[], Free> nodes_;
-    std::unique_ptr<PathTail[], Free> tails_;
+    std::unique_ptr<void, Free> nodes_memory_;
+    std::unique_ptr<void, Free> tails_memory_;
+    PathNode* nodes_ = nullptr;  // in nodes_memory_, aligned to a cache line, so a node is one line
+    PathTail* tails_ = nullptr;  // in tails_memory_, likewise: a shortcut is two lines
     size_t used_ = 0;
 };
 static_assert(PathCache::kNodes == size_t(1) << 13 && PathCache::kTails == size_t(1) << 12);
+static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 
 thread_local PathCache path_cache;
 thread_local SignatureStats stats;
 
 // The cached signature of the path at `site`, or 0 (no signature is 0: see signature_of).
-uint64_t cached_signature(CallSite site)
+HTRACE_HOT uint64_t cached_signature(CallSite site)
 {
     if (!path_cache.ready()) return 0;
     const auto slot = [&](int32_t offset) { return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset)); };
@@ -311,7 +324,7 @@ void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signatur
 
 }  // namespace
 
-uint64_t call_path_signature(CallSite site)
+HTRACE_HOT uint64_t call_path_signature(CallSite site)
 {
 #if defined(__x86_64__)
     if (const uint64_t signature = cached_signature(site); signature != 0) {

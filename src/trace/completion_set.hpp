@@ -29,6 +29,8 @@
 // Any other value (a histogram's draw) still decodes to some set; replay ignores positions that are
 // not pending.
 
+#include "trace/hot_path.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -85,7 +87,7 @@ public:
     // Handles the MPI library gives several pending requests at once (see above).
     void set_shared_handles(std::vector<Handle> handles) { shared_ = std::move(handles); }
 
-    void created(const Handle& handle, const Payload& payload = {})
+    HTRACE_HOT void created(const Handle& handle, const Payload& payload = {})
     {
         if (size() == kKept) forget_oldest();
         pending_.push_back({handle, payload});
@@ -95,7 +97,7 @@ public:
     // (requests of calls the trace does not model) are skipped. With `positions_of`, it also says
     // where each handle was (kNotPending for the skipped ones), and with `payloads_of` what each
     // carried (a default Payload for the skipped ones).
-    std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr,
+    HTRACE_HOT std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr,
                                        std::vector<Payload>* payloads_of = nullptr)
     {
         found_.clear();

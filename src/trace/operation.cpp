@@ -1,5 +1,7 @@
 #include "trace/operation.hpp"
 
+#include "trace/hot_path.hpp"
+
 #include <array>
 #include <deque>
 #include <mutex>
@@ -69,7 +71,7 @@ OpaqueNames& opaque_names()
 
 }  // namespace
 
-OperationKind operation_kind(Op op)
+HTRACE_HOT OperationKind operation_kind(Op op)
 {
     const auto index = static_cast<size_t>(op);
     return index < modelled.size() ? modelled[index].kind : OperationKind::opaque;
