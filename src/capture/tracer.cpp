@@ -1294,14 +1294,18 @@ HTRACE_HOT void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
     if (!pending_idups_.empty()) bind_idups(completed_requests_);
-    // Where sends were going matters only for those cancelled: the usual completion does not copy it.
+    // Where each request was, and where sends were going, matter only for wildcard matches and
+    // cancels: the usual completion copies neither.
+    const bool unusual = !wildcard_matches_.empty() || !cancelled_.empty();
     const size_t pending = pending_requests_.size();
-    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_,
+    const auto positions = pending_requests_.complete(completed_requests_, unusual ? &completed_positions_ : nullptr,
                                                       cancelled_.empty() ? nullptr : &completed_sends_);
     // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
-    std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
-        return completed_positions_[a.completed] > completed_positions_[b.completed];
-    });
+    if (wildcard_matches_.size() > 1) {
+        std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
+            return completed_positions_[a.completed] > completed_positions_[b.completed];
+        });
+    }
     for (const auto& match : wildcard_matches_) {
         add_matched(call, match.receive.comm, match.receive.any_source, match.receive.any_tag, match.status);
     }
