@@ -155,13 +155,26 @@ uint64_t next_key(uint64_t key, uintptr_t address)
 // and return addresses of the rest of the last path walked with them. A call checks every one of
 // them, so a shortcut to another path costs only the walk it would have done anyway.
 // Two whole cache lines (the table is aligned): a hit reads both and no third.
+// Slots past `count` hold the wrapper's own return address, which lies just below the call's frame
+// address on every call: a call checks all of them, without a loop of the path's length.
 struct alignas(64) PathTail {
+    static constexpr int32_t kWrapperReturnSlot = -8;
+
     uint64_t key = 0;       // of the first two frames; 0 marks an empty entry
     uintptr_t address = 0;  // the second frame's return address (checked beside the key)
     uint64_t signature = 0;
     uint32_t count = 0;  // frames after the second
     std::array<int32_t, kSignatureDepth - 2> slots{};
     std::array<uintptr_t, kSignatureDepth - 2> addresses{};
+
+    // A shortcut of no frames yet, for a path that reached the wrapper at `site`.
+    static PathTail unfilled(CallSite site)
+    {
+        PathTail tail;
+        tail.slots.fill(kWrapperReturnSlot);
+        tail.addresses.fill(site.return_address);
+        return tail;
+    }
 };
 
 // Open addressing, per thread (no lock). Made on the thread's first unwind, emptied whole when
@@ -247,9 +260,9 @@ thread_local SignatureStats stats;
     const auto slot = [&](int32_t offset) { return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset)); };
     const auto matches = [&](const PathTail& tail, uint64_t key, uintptr_t address) {
         if (tail.key != key || tail.address != address) return false;
-        bool same = true;
-        for (uint32_t i = 0; i < tail.count; ++i) same &= slot(tail.slots[i]) == tail.addresses[i];
-        return same;
+        uintptr_t differ = 0;
+        for (size_t i = 0; i < tail.slots.size(); ++i) differ |= slot(tail.slots[i]) ^ tail.addresses[i];
+        return differ == 0;
     };
     uint64_t key = first_key(site);
     const PathNode* node = path_cache.find(key, site.return_address);
@@ -269,7 +282,7 @@ thread_local SignatureStats stats;
         if (const PathTail& tail = path_cache.tail(third_key); matches(tail, third_key, third)) return tail.signature;
     }
     // Else the walk, which leaves a shortcut to this path.
-    PathTail walked;
+    PathTail walked = PathTail::unfilled(site);
     walked.key = key;
     walked.address = address;
     node = path_cache.find(key, address);
@@ -288,7 +301,7 @@ thread_local SignatureStats stats;
         return walked.signature;
     }
     // The first two frames' shortcut stays another path's; this one's starts a frame later.
-    PathTail later;
+    PathTail later = PathTail::unfilled(site);
     later.address = walked.addresses[0];
     later.key = next_key(walked.key, later.address);
     later.signature = walked.signature;
