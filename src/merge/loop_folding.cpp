@@ -236,7 +236,7 @@ void LoopFolder::fold()
     }
 }
 
-void LoopFolder::start_fast_path()
+HTRACE_HOT void LoopFolder::start_fast_path()
 {
     fast_ = !seq_.empty() && seq_.back().is_loop() && seq_.back().loop().iterations.is_exact();
     cursor_.clear();

@@ -119,7 +119,7 @@ bool is_neighbor_collective(Op op)
                           Op::Ineighbor_alltoallw});
 }
 
-bool is_window_collective(Op op)
+HTRACE_HOT bool is_window_collective(Op op)
 {
     return is_one_of(op, {Op::Win_create, Op::Win_allocate, Op::Win_allocate_shared, Op::Win_create_dynamic,
                           Op::Win_free, Op::Win_fence});
