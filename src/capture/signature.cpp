@@ -252,43 +252,33 @@ static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 thread_local PathCache path_cache;
 thread_local SignatureStats stats;
 
-// The cached signature of the path at `site`, or 0 (no signature is 0: see signature_of). Inlined
-// in its one caller: a call's worth of instructions on every MPI call.
-[[gnu::always_inline]] inline uint64_t cached_signature(CallSite site)
+uintptr_t stack_slot(CallSite site, int32_t offset)
 {
-    if (!path_cache.ready()) return 0;
-    const auto slot = [&](int32_t offset) { return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset)); };
-    const auto matches = [&](const PathTail& tail, uint64_t key, uintptr_t address) {
-        if (tail.key != key || tail.address != address) return false;
-        uintptr_t differ = 0;
-        for (size_t i = 0; i < tail.slots.size(); ++i) differ |= slot(tail.slots[i]) ^ tail.addresses[i];
-        return differ == 0;
-    };
-    uint64_t key = first_key(site);
-    const PathNode* node = path_cache.find(key, site.return_address);
-    if (node == nullptr || node->last) return node == nullptr ? 0 : node->signature;
-    uintptr_t address = slot(node->next_slot);
-    key = next_key(key, address);
-    // Most calls end here: two lookups and a few loads from the stack, all independent.
-    PathTail& first = path_cache.tail(key);
-    if (matches(first, key, address)) return first.signature;
-    // Paths that share their first two frames (a helper called from a function called from many
-    // places) each have a shortcut from their first three; the first two frames' shortcut says
-    // where the third frame's return address lies.
-    const bool shared = first.key == key && first.address == address && first.count > 0;
-    if (shared) {
-        const uintptr_t third = slot(first.slots[0]);
-        const uint64_t third_key = next_key(key, third);
-        if (const PathTail& tail = path_cache.tail(third_key); matches(tail, third_key, third)) return tail.signature;
-    }
-    // Else the walk, which leaves a shortcut to this path.
+    return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset));
+}
+
+// Whether `tail` is the shortcut of the path at `site` whose frames so far have `key` and end with
+// `address`.
+bool shortcut_matches(const PathTail& tail, CallSite site, uint64_t key, uintptr_t address)
+{
+    if (tail.key != key || tail.address != address) return false;
+    uintptr_t differ = 0;
+    for (size_t i = 0; i < tail.slots.size(); ++i) differ |= stack_slot(site, tail.slots[i]) ^ tail.addresses[i];
+    return differ == 0;
+}
+
+// The walk down the trie where no shortcut matched, from the node of the path's first two frames
+// (`key`, ending with `address`); it leaves a shortcut to the path. Out of line: rarer, and its
+// locals would give every call a larger stack frame to set up.
+[[gnu::noinline]] uint64_t walked_signature(CallSite site, uint64_t key, uintptr_t address, PathTail& first, bool shared)
+{
     PathTail walked = PathTail::unfilled(site);
     walked.key = key;
     walked.address = address;
-    node = path_cache.find(key, address);
+    const PathNode* node = path_cache.find(key, address);
     while (node != nullptr && !node->last) {
         if (walked.count == walked.slots.size()) return 0;  // deeper than any path remembered
-        address = slot(node->next_slot);
+        address = stack_slot(site, node->next_slot);
         walked.slots[walked.count] = node->next_slot;
         walked.addresses[walked.count++] = address;
         key = next_key(key, address);
@@ -314,6 +304,33 @@ thread_local SignatureStats stats;
     return walked.signature;
 }
 
+// The cached signature of the path at `site`, or 0 (no signature is 0: see signature_of). Inlined
+// in its one caller: a call's worth of instructions on every MPI call.
+[[gnu::always_inline]] inline uint64_t cached_signature(CallSite site)
+{
+    if (!path_cache.ready()) return 0;
+    uint64_t key = first_key(site);
+    const PathNode* node = path_cache.find(key, site.return_address);
+    if (node == nullptr || node->last) return node == nullptr ? 0 : node->signature;
+    const uintptr_t address = stack_slot(site, node->next_slot);
+    key = next_key(key, address);
+    // Most calls end here: two lookups and a few loads from the stack, all independent.
+    PathTail& first = path_cache.tail(key);
+    if (shortcut_matches(first, site, key, address)) return first.signature;
+    // Paths that share their first two frames (a helper called from a function called from many
+    // places) each have a shortcut from their first three; the first two frames' shortcut says
+    // where the third frame's return address lies.
+    const bool shared = first.key == key && first.address == address && first.count > 0;
+    if (shared) {
+        const uintptr_t third = stack_slot(site, first.slots[0]);
+        const uint64_t third_key = next_key(key, third);
+        if (const PathTail& tail = path_cache.tail(third_key); shortcut_matches(tail, site, third_key, third)) {
+            return tail.signature;
+        }
+    }
+    return walked_signature(site, key, address, first, shared);
+}
+
 // Remembers the path of `frames`, unwound from `site`, if its return addresses can be found again
 // in the stack: a call pushes its return address just below the caller's stack pointer, which is
 // what the unwinder reports as the caller frame's SP.
@@ -336,16 +353,10 @@ void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signatur
     }
 }
 
-}  // namespace
-
-HTRACE_HOT uint64_t call_path_signature(CallSite site)
+// A path not in the cache: unwound, and remembered. Out of line, so that a cached path's call sets
+// up none of the unwinder's state.
+[[gnu::noinline]] uint64_t unwound_signature(CallSite site)
 {
-#if defined(__x86_64__)
-    if (const uint64_t signature = cached_signature(site); signature != 0) {
-        ++stats.hits;
-        return signature;
-    }
-#endif
     ++stats.misses;
     // libunwind's cache of unwind information, per thread: no lock on the way.
     thread_local const bool cache_ready = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) == 0;
@@ -356,6 +367,19 @@ HTRACE_HOT uint64_t call_path_signature(CallSite site)
     remember(site, frames, signature);
 #endif
     return signature;
+}
+
+}  // namespace
+
+HTRACE_HOT uint64_t call_path_signature(CallSite site)
+{
+#if defined(__x86_64__)
+    if (const uint64_t signature = cached_signature(site); signature != 0) {
+        ++stats.hits;
+        return signature;
+    }
+#endif
+    return unwound_signature(site);
 }
 
 SignatureStats signature_stats() { return stats; }
