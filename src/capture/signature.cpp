@@ -153,10 +153,10 @@ uint64_t next_key(uint64_t key, uintptr_t address)
 
 // A shortcut past the trie's deeper levels, from the key of a path's first two frames: the slots
 // and return addresses of the rest of the last path walked with them. A call checks every one of
-// them, so a shortcut to another path costs only the walk it would have done anyway.
-// Two whole cache lines (the table is aligned): a hit reads both and no third.
-// Slots past `count` hold the wrapper's own return address, which lies just below the call's frame
-// address on every call: a call checks all of them, without a loop of the path's length.
+// them, so a shortcut to another path costs only the walk it would have done anyway. Slots past
+// `count` hold the wrapper's own return address, which lies just below the call's frame address on
+// every call: a call checks all of them, without a loop of the path's length. Two whole cache lines
+// (the table is aligned): a hit reads both and no third.
 struct alignas(64) PathTail {
     static constexpr int32_t kWrapperReturnSlot = -8;
 
@@ -252,6 +252,7 @@ static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 thread_local PathCache path_cache;
 thread_local SignatureStats stats;
 
+// What the stack holds `offset` bytes from the call's frame address.
 uintptr_t stack_slot(CallSite site, int32_t offset)
 {
     return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset));
@@ -270,7 +271,8 @@ bool shortcut_matches(const PathTail& tail, CallSite site, uint64_t key, uintptr
 // The walk down the trie where no shortcut matched, from the node of the path's first two frames
 // (`key`, ending with `address`); it leaves a shortcut to the path. Out of line: rarer, and its
 // locals would give every call a larger stack frame to set up.
-[[gnu::noinline]] uint64_t walked_signature(CallSite site, uint64_t key, uintptr_t address, PathTail& first, bool shared)
+[[gnu::noinline]] uint64_t walked_signature(CallSite site, uint64_t key, uintptr_t address, PathTail& first,
+                                            bool shared)
 {
     PathTail walked = PathTail::unfilled(site);
     walked.key = key;

@@ -97,8 +97,9 @@ public:
     // (requests of calls the trace does not model) are skipped. With `positions_of`, it also says
     // where each handle was (kNotPending for the skipped ones), and with `payloads_of` what each
     // carried (a default Payload for the skipped ones).
-    HTRACE_HOT std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr,
-                                       std::vector<Payload>* payloads_of = nullptr)
+    HTRACE_HOT std::span<const uint32_t> complete(std::span<const Handle> completed,
+                                                  std::vector<uint32_t>* positions_of = nullptr,
+                                                  std::vector<Payload>* payloads_of = nullptr)
     {
         found_.clear();
         // Whether entry i is completed[k]'s (and not already another completed handle's).
