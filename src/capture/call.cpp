@@ -3,6 +3,7 @@
 #include "capture/clock.hpp"
 #include "capture/fortran.hpp"
 #include "capture/tracer.hpp"
+#include "trace/hot_path.hpp"
 
 #include <vector>
 
@@ -35,34 +36,34 @@ bool is_init(Op op) { return op == Op::Init || op == Op::Init_thread; }
 
 }  // namespace
 
-Call::Call(Op op, CallSite site) noexcept
+HTRACE_HOT Call::Call(Op op, CallSite site) noexcept
     : op_(op), site_(site), recording_(depth == 0 && (tracer_active() || is_init(op))), entered_(0), own_status_{}
 {
     ++depth;
     if (recording_) entered_ = now_ticks();
 }
 
-Call::~Call() { --depth; }
+HTRACE_HOT Call::~Call() { --depth; }
 
-void Call::finish(int rc) noexcept
+HTRACE_HOT void Call::finish(int rc) noexcept
 {
     if (!recording_) return;
     record_call(op_, args_, rc, entered_, site_);
 }
 
-const MPI_Request* Call::keep_requests(const MPI_Request* requests, int count)
+HTRACE_HOT const MPI_Request* Call::keep_requests(const MPI_Request* requests, int count)
 {
     if (count <= 0 || requests == nullptr) return nullptr;
     scratch.requests.assign(requests, requests + count);
     return scratch.requests.data();
 }
 
-MPI_Status* Call::status_or_own(MPI_Status* status)
+HTRACE_HOT MPI_Status* Call::status_or_own(MPI_Status* status)
 {
     return status == MPI_STATUS_IGNORE ? &own_status_ : status;
 }
 
-MPI_Status* Call::statuses_or_own(MPI_Status* statuses, int count)
+HTRACE_HOT MPI_Status* Call::statuses_or_own(MPI_Status* statuses, int count)
 {
     if (statuses != MPI_STATUSES_IGNORE) return statuses;
     scratch.statuses.resize(static_cast<size_t>(std::max(count, 1)));

@@ -1,5 +1,7 @@
 #include "capture/communicators.hpp"
 
+#include "trace/hot_path.hpp"
+
 #include <algorithm>
 
 namespace htrace::capture {
@@ -43,7 +45,7 @@ int64_t Communicators::lowest_free_id() const
     return lowest_unused(std::move(used), 2);
 }
 
-const CommInfo& Communicators::lookup(MPI_Comm comm)
+HTRACE_HOT const CommInfo& Communicators::lookup(MPI_Comm comm)
 {
     for (const auto& e : entries_) {
         if (e.comm == comm) return e.info;

@@ -1,6 +1,7 @@
 #include "capture/signature.hpp"
 
 #include "trace/hash.hpp"
+#include "trace/hot_path.hpp"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -152,14 +153,28 @@ uint64_t next_key(uint64_t key, uintptr_t address)
 
 // A shortcut past the trie's deeper levels, from the key of a path's first two frames: the slots
 // and return addresses of the rest of the last path walked with them. A call checks every one of
-// them, so a shortcut to another path costs only the walk it would have done anyway.
-struct PathTail {
+// them, so a shortcut to another path costs only the walk it would have done anyway. Slots past
+// `count` hold the wrapper's own return address, which lies just below the call's frame address on
+// every call: a call checks all of them, without a loop of the path's length. Two whole cache lines
+// (the table is aligned): a hit reads both and no third.
+struct alignas(64) PathTail {
+    static constexpr int32_t kWrapperReturnSlot = -8;
+
     uint64_t key = 0;       // of the first two frames; 0 marks an empty entry
     uintptr_t address = 0;  // the second frame's return address (checked beside the key)
     uint64_t signature = 0;
     uint32_t count = 0;  // frames after the second
     std::array<int32_t, kSignatureDepth - 2> slots{};
     std::array<uintptr_t, kSignatureDepth - 2> addresses{};
+
+    // A shortcut of no frames yet, for a path that reached the wrapper at `site`.
+    static PathTail unfilled(CallSite site)
+    {
+        PathTail tail;
+        tail.slots.fill(kWrapperReturnSlot);
+        tail.addresses.fill(site.return_address);
+        return tail;
+    }
 };
 
 // Open addressing, per thread (no lock). Made on the thread's first unwind, emptied whole when
@@ -168,7 +183,7 @@ struct PathTail {
 class PathCache {
 public:
     static constexpr size_t kNodes = 8192;  // 256 KiB; ~1000 paths of 8 frames with no frame shared
-    static constexpr size_t kTails = 4096;  // 384 KiB
+    static constexpr size_t kTails = 4096;  // 512 KiB
 
     const PathNode* find(uint64_t key, uintptr_t address) const
     {
@@ -187,9 +202,12 @@ public:
     bool make_ready()
     {
         if (nodes_ == nullptr) {
-            nodes_.reset(static_cast<PathNode*>(std::calloc(kNodes, sizeof(PathNode))));
-            tails_.reset(static_cast<PathTail*>(std::calloc(kTails, sizeof(PathTail))));
-            if (tails_ == nullptr) nodes_.reset();
+            // calloc's zeroed pages cost nothing until touched; one line more to align on.
+            nodes_memory_.reset(std::calloc(1, kNodes * sizeof(PathNode) + kLine));
+            tails_memory_.reset(std::calloc(1, kTails * sizeof(PathTail) + kLine));
+            if (nodes_memory_ == nullptr || tails_memory_ == nullptr) return false;
+            nodes_ = static_cast<PathNode*>(aligned(nodes_memory_.get()));
+            tails_ = static_cast<PathTail*>(aligned(tails_memory_.get()));
         }
         return nodes_ != nullptr;
     }
@@ -197,7 +215,7 @@ public:
     PathNode& insert(uint64_t key, uintptr_t address)
     {
         if (used_ >= kNodes / 4 * 3) {
-            std::memset(static_cast<void*>(nodes_.get()), 0, kNodes * sizeof(PathNode));
+            std::memset(static_cast<void*>(nodes_), 0, kNodes * sizeof(PathNode));
             used_ = 0;
         }
         for (size_t i = index(key);; i = (i + 1) & (kNodes - 1)) {
@@ -213,55 +231,56 @@ public:
     }
 
 private:
+    static constexpr size_t kLine = 64;
     static size_t index(uint64_t key) { return static_cast<size_t>(key >> 51); }  // 13 bits: kNodes
+    static void* aligned(void* memory)
+    {
+        return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(memory) + kLine - 1) & ~uintptr_t(kLine - 1));
+    }
     struct Free {
         void operator()(void* p) const { std::free(p); }
     };
-    std::unique_ptr<PathNode[], Free> nodes_;
-    std::unique_ptr<PathTail[], Free> tails_;
+    std::unique_ptr<void, Free> nodes_memory_;
+    std::unique_ptr<void, Free> tails_memory_;
+    PathNode* nodes_ = nullptr;  // in nodes_memory_, aligned to a cache line, so a node is one line
+    PathTail* tails_ = nullptr;  // in tails_memory_, likewise: a shortcut is two lines
     size_t used_ = 0;
 };
 static_assert(PathCache::kNodes == size_t(1) << 13 && PathCache::kTails == size_t(1) << 12);
+static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 
 thread_local PathCache path_cache;
 thread_local SignatureStats stats;
 
-// The cached signature of the path at `site`, or 0 (no signature is 0: see signature_of).
-uint64_t cached_signature(CallSite site)
+// What the stack holds `offset` bytes from the call's frame address.
+uintptr_t stack_slot(CallSite site, int32_t offset)
 {
-    if (!path_cache.ready()) return 0;
-    const auto slot = [&](int32_t offset) { return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset)); };
-    const auto matches = [&](const PathTail& tail, uint64_t key, uintptr_t address) {
-        if (tail.key != key || tail.address != address) return false;
-        bool same = true;
-        for (uint32_t i = 0; i < tail.count; ++i) same &= slot(tail.slots[i]) == tail.addresses[i];
-        return same;
-    };
-    uint64_t key = first_key(site);
-    const PathNode* node = path_cache.find(key, site.return_address);
-    if (node == nullptr || node->last) return node == nullptr ? 0 : node->signature;
-    uintptr_t address = slot(node->next_slot);
-    key = next_key(key, address);
-    // Most calls end here: two lookups and a few loads from the stack, all independent.
-    PathTail& first = path_cache.tail(key);
-    if (matches(first, key, address)) return first.signature;
-    // Paths that share their first two frames (a helper called from a function called from many
-    // places) each have a shortcut from their first three; the first two frames' shortcut says
-    // where the third frame's return address lies.
-    const bool shared = first.key == key && first.address == address && first.count > 0;
-    if (shared) {
-        const uintptr_t third = slot(first.slots[0]);
-        const uint64_t third_key = next_key(key, third);
-        if (const PathTail& tail = path_cache.tail(third_key); matches(tail, third_key, third)) return tail.signature;
-    }
-    // Else the walk, which leaves a shortcut to this path.
-    PathTail walked;
+    return *reinterpret_cast<const uintptr_t*>(site.frame + uintptr_t(offset));
+}
+
+// Whether `tail` is the shortcut of the path at `site` whose frames so far have `key` and end with
+// `address`.
+bool shortcut_matches(const PathTail& tail, CallSite site, uint64_t key, uintptr_t address)
+{
+    if (tail.key != key || tail.address != address) return false;
+    uintptr_t differ = 0;
+    for (size_t i = 0; i < tail.slots.size(); ++i) differ |= stack_slot(site, tail.slots[i]) ^ tail.addresses[i];
+    return differ == 0;
+}
+
+// The walk down the trie where no shortcut matched, from the node of the path's first two frames
+// (`key`, ending with `address`); it leaves a shortcut to the path. Out of line: rarer, and its
+// locals would give every call a larger stack frame to set up.
+[[gnu::noinline]] uint64_t walked_signature(CallSite site, uint64_t key, uintptr_t address, PathTail& first,
+                                            bool shared)
+{
+    PathTail walked = PathTail::unfilled(site);
     walked.key = key;
     walked.address = address;
-    node = path_cache.find(key, address);
+    const PathNode* node = path_cache.find(key, address);
     while (node != nullptr && !node->last) {
         if (walked.count == walked.slots.size()) return 0;  // deeper than any path remembered
-        address = slot(node->next_slot);
+        address = stack_slot(site, node->next_slot);
         walked.slots[walked.count] = node->next_slot;
         walked.addresses[walked.count++] = address;
         key = next_key(key, address);
@@ -274,7 +293,7 @@ uint64_t cached_signature(CallSite site)
         return walked.signature;
     }
     // The first two frames' shortcut stays another path's; this one's starts a frame later.
-    PathTail later;
+    PathTail later = PathTail::unfilled(site);
     later.address = walked.addresses[0];
     later.key = next_key(walked.key, later.address);
     later.signature = walked.signature;
@@ -285,6 +304,33 @@ uint64_t cached_signature(CallSite site)
     }
     path_cache.tail(later.key) = later;
     return walked.signature;
+}
+
+// The cached signature of the path at `site`, or 0 (no signature is 0: see signature_of). Inlined
+// in its one caller: a call's worth of instructions on every MPI call.
+[[gnu::always_inline]] inline uint64_t cached_signature(CallSite site)
+{
+    if (!path_cache.ready()) return 0;
+    uint64_t key = first_key(site);
+    const PathNode* node = path_cache.find(key, site.return_address);
+    if (node == nullptr || node->last) return node == nullptr ? 0 : node->signature;
+    const uintptr_t address = stack_slot(site, node->next_slot);
+    key = next_key(key, address);
+    // Most calls end here: two lookups and a few loads from the stack, all independent.
+    PathTail& first = path_cache.tail(key);
+    if (shortcut_matches(first, site, key, address)) return first.signature;
+    // Paths that share their first two frames (a helper called from a function called from many
+    // places) each have a shortcut from their first three; the first two frames' shortcut says
+    // where the third frame's return address lies.
+    const bool shared = first.key == key && first.address == address && first.count > 0;
+    if (shared) {
+        const uintptr_t third = stack_slot(site, first.slots[0]);
+        const uint64_t third_key = next_key(key, third);
+        if (const PathTail& tail = path_cache.tail(third_key); shortcut_matches(tail, site, third_key, third)) {
+            return tail.signature;
+        }
+    }
+    return walked_signature(site, key, address, first, shared);
 }
 
 // Remembers the path of `frames`, unwound from `site`, if its return addresses can be found again
@@ -309,16 +355,10 @@ void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signatur
     }
 }
 
-}  // namespace
-
-uint64_t call_path_signature(CallSite site)
+// A path not in the cache: unwound, and remembered. Out of line, so that a cached path's call sets
+// up none of the unwinder's state.
+[[gnu::noinline]] uint64_t unwound_signature(CallSite site)
 {
-#if defined(__x86_64__)
-    if (const uint64_t signature = cached_signature(site); signature != 0) {
-        ++stats.hits;
-        return signature;
-    }
-#endif
     ++stats.misses;
     // libunwind's cache of unwind information, per thread: no lock on the way.
     thread_local const bool cache_ready = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) == 0;
@@ -329,6 +369,19 @@ uint64_t call_path_signature(CallSite site)
     remember(site, frames, signature);
 #endif
     return signature;
+}
+
+}  // namespace
+
+HTRACE_HOT uint64_t call_path_signature(CallSite site)
+{
+#if defined(__x86_64__)
+    if (const uint64_t signature = cached_signature(site); signature != 0) {
+        ++stats.hits;
+        return signature;
+    }
+#endif
+    return unwound_signature(site);
 }
 
 SignatureStats signature_stats() { return stats; }

@@ -16,6 +16,7 @@
 #include "merge/rank_merge.hpp"
 #include "trace/completion_set.hpp"
 #include "trace/file_names.hpp"
+#include "trace/hot_path.hpp"
 #include "trace/limits.hpp"
 #include "trace/trace_file.hpp"
 #include "trace/utf8.hpp"
@@ -41,7 +42,7 @@
 
 namespace htrace::capture {
 
-uint64_t operation_args(Op op)
+HTRACE_HOT uint64_t operation_args(Op op)
 {
     switch (op) {
 #define HTRACE_OPERATION_ARGS(name, roles) \
@@ -71,7 +72,7 @@ constexpr size_t kOpaqueCount = 0
 #undef HTRACE_OPAQUE
     ;
 
-int64_t type_size(MPI_Datatype type)
+HTRACE_HOT int64_t type_size(MPI_Datatype type)
 {
     if (type == MPI_DATATYPE_NULL) return 0;
     int size = 0;
@@ -254,13 +255,13 @@ std::atomic<bool> trace_lost{false};
 // The process that called MPI_Init (a child forked without exec inherits the tracer's state, not its job).
 std::atomic<pid_t> tracing_process{0};
 
-Tracer& tracer()
+HTRACE_HOT Tracer& tracer()
 {
     static Tracer* instance = new Tracer;  // never destroyed: wrappers may run during exit
     return *instance;
 }
 
-int64_t relative_peer(int peer, const CommInfo& comm)
+HTRACE_HOT int64_t relative_peer(int peer, const CommInfo& comm)
 {
     if (peer == MPI_ANY_SOURCE) return kAnySource;
     if (peer == MPI_PROC_NULL) return kProcNull;
@@ -277,12 +278,12 @@ int64_t relative_peer(int peer, const CommInfo& comm)
     return offset < 0 ? offset + comm.size : offset;
 }
 
-int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
+HTRACE_HOT int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
 
-SentTo sent_to(int peer, int tag, const CommInfo& comm) { return {true, relative_peer(peer, comm), tag_value(tag), comm.id}; }
+HTRACE_HOT SentTo sent_to(int peer, int tag, const CommInfo& comm) { return {true, relative_peer(peer, comm), tag_value(tag), comm.id}; }
 
 // How many peers a collective's per-peer arrays cover on one side.
-int peer_count(Op op, MPI_Comm comm, bool send_side)
+HTRACE_HOT int peer_count(Op op, MPI_Comm comm, bool send_side)
 {
     if (comm == MPI_COMM_NULL) return 0;
     if (is_neighbor_collective(op)) {
@@ -322,7 +323,7 @@ int peer_count(Op op, MPI_Comm comm, bool send_side)
     return size;
 }
 
-int64_t side_bytes(int count, MPI_Datatype type, const int* counts, const MPI_Datatype* types, int peers)
+HTRACE_HOT int64_t side_bytes(int count, MPI_Datatype type, const int* counts, const MPI_Datatype* types, int peers)
 {
     if (counts == nullptr) return int64_t(count) * type_size(type);
     int64_t total = 0;
@@ -422,7 +423,7 @@ __attribute__((constructor)) void register_exit_handler() { std::atexit(at_proce
 
 }  // namespace
 
-void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept
+HTRACE_HOT void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept
 {
     try {
         tracer().record(op, args, rc, entered, site);
@@ -576,7 +577,7 @@ void Tracer::end_early(const std::string& why, bool every_rank)
     std::fflush(stderr);
 }
 
-void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
+HTRACE_HOT void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
 {
     if (is_posix_io(op) && !started_mpi) return;
     // Before the lock: Python frames are read under the GIL, and a thread holding the GIL may be
@@ -774,7 +775,7 @@ bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_na
 
 // ---- From a call to an event ----------------------------------------------------------------------
 
-void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
+HTRACE_HOT void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
 {
     const Op op = call.op;
     const uint64_t present = operation_args(op);
@@ -1014,7 +1015,7 @@ void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t pr
     call.add(Role::window, w ? w->id : kNoComm);
 }
 
-Tracer::File* Tracer::file(MPI_File fh)
+HTRACE_HOT Tracer::File* Tracer::file(MPI_File fh)
 {
     for (auto& f : files_) {
         if (f.fh == fh) return &f;
@@ -1061,7 +1062,7 @@ std::string file_name_argument(const CallArgs& args)
 
 // MPI-IO: the file by id (with its communicator: opening, closing and collective reads and writes
 // are collective over it), its name as a pattern, and bytes and offsets in bytes.
-void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc)
+HTRACE_HOT void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc)
 {
     const auto name_key = [&] {
         const std::string pattern = file_name_pattern(file_name_argument(args), world_rank_);
@@ -1117,7 +1118,7 @@ void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, 
     if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
 }
 
-void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
+HTRACE_HOT void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
 {
     call.add(Role::peer, relative_peer(args.peer, comm));
     call.add(Role::tag, tag_value(args.tag));
@@ -1133,7 +1134,7 @@ void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const 
     call.add(Role::comm, comm.id);
 }
 
-void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag,
+HTRACE_HOT void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_source, bool any_tag,
                          const MPI_Status& status)
 {
     if (any_source) call.add(Role::matched_peer, relative_peer(status.MPI_SOURCE, comm));
@@ -1142,7 +1143,7 @@ void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bool any_sour
 
 // Under MPI_THREAD_MULTIPLE, a call of another thread than the one that started MPI says which: the
 // threads' calls interleave in an order of the moment, which a replay in one thread cannot keep.
-void Tracer::mark_thread(RecordedCall& call)
+HTRACE_HOT void Tracer::mark_thread(RecordedCall& call)
 {
     // Calls known by name only move nothing replay re-enacts: other threads may make those freely.
     if (!threads_ || started_mpi || operation_kind(call.op) == OperationKind::opaque) return;
@@ -1225,7 +1226,7 @@ void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint6
     add_point_to_point(call, from_message, comm, present);
 }
 
-void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
+HTRACE_HOT void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
 {
     const Op op = call.op;
     const bool single = op == Op::Wait || op == Op::Test;
@@ -1269,14 +1270,18 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
         for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
     }
     if (!pending_idups_.empty()) bind_idups(completed_requests_);
-    // Where sends were going matters only for those cancelled: the usual completion does not copy it.
+    // Where each request was, and where sends were going, matter only for wildcard matches and
+    // cancels: the usual completion copies neither.
+    const bool unusual = !wildcard_matches_.empty() || !cancelled_.empty();
     const size_t pending = pending_requests_.size();
-    const auto positions = pending_requests_.complete(completed_requests_, &completed_positions_,
+    const auto positions = pending_requests_.complete(completed_requests_, unusual ? &completed_positions_ : nullptr,
                                                       cancelled_.empty() ? nullptr : &completed_sends_);
     // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
-    std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
-        return completed_positions_[a.completed] > completed_positions_[b.completed];
-    });
+    if (wildcard_matches_.size() > 1) {
+        std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
+            return completed_positions_[a.completed] > completed_positions_[b.completed];
+        });
+    }
     for (const auto& match : wildcard_matches_) {
         add_matched(call, match.receive.comm, match.receive.any_source, match.receive.any_tag, match.status);
     }
@@ -1305,7 +1310,7 @@ void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     }
 }
 
-void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
+HTRACE_HOT void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
 {
     const Op op = call.op;
     const bool rooted = (present & arg::root) != 0;

@@ -2,6 +2,7 @@
 
 #include "merge/phase_folding.hpp"
 #include "trace/hash.hpp"
+#include "trace/hot_path.hpp"
 
 #include <algorithm>
 
@@ -235,7 +236,7 @@ void LoopFolder::fold()
     }
 }
 
-void LoopFolder::start_fast_path()
+HTRACE_HOT void LoopFolder::start_fast_path()
 {
     fast_ = !seq_.empty() && seq_.back().is_loop() && seq_.back().loop().iterations.is_exact();
     cursor_.clear();
@@ -246,7 +247,7 @@ void LoopFolder::start_fast_path()
 
 // The body event the next call must repeat, entering nested loops; nullptr where the body holds a
 // loop whose count is not one number (then only the slow way can tell).
-Event* LoopFolder::next_expected()
+HTRACE_HOT Event* LoopFolder::next_expected()
 {
     for (;;) {
         Cursor& at = cursor_.back();
@@ -258,7 +259,7 @@ Event* LoopFolder::next_expected()
 }
 
 // Past the call just matched: on to the next body element, closing inner loops that ran their count.
-void LoopFolder::advance()
+HTRACE_HOT void LoopFolder::advance()
 {
     ++cursor_.back().position;
     while (cursor_.size() > 1 && cursor_.back().position == cursor_.back().loop->body.size()) {
@@ -272,7 +273,7 @@ void LoopFolder::advance()
     }
 }
 
-void LoopFolder::complete_iteration()
+HTRACE_HOT void LoopFolder::complete_iteration()
 {
     for (size_t i = 0; i < fast_times_.size(); ++i) {
         Event& e = *fast_times_[i].expected;
@@ -291,7 +292,7 @@ void LoopFolder::complete_iteration()
     start_fast_path();
 }
 
-bool LoopFolder::fast_append(const RecordedCall& call)
+HTRACE_HOT bool LoopFolder::fast_append(const RecordedCall& call)
 {
     Event* expected = next_expected();
     if (expected == nullptr || !call.matches(*expected, rule_)) return false;
@@ -332,7 +333,7 @@ void LoopFolder::leave_fast_path()
     }
 }
 
-void LoopFolder::append(const RecordedCall& call)
+HTRACE_HOT void LoopFolder::append(const RecordedCall& call)
 {
     if (fast_) {
         if (fast_append(call)) return;
@@ -370,7 +371,7 @@ void RecordedCall::add_more(Role role, int64_t value)
     ++size_;
 }
 
-bool RecordedCall::matches(const Event& e, const MergeRule& rule) const
+HTRACE_HOT bool RecordedCall::matches(const Event& e, const MergeRule& rule) const
 {
     if (e.op != op || e.signature != signature || e.params.size() != size_) return false;
     for (size_t i = 0; i < size_; ++i) {

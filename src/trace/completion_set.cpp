@@ -1,5 +1,7 @@
 #include "trace/completion_set.hpp"
 
+#include "trace/hot_path.hpp"
+
 #include <bit>
 
 namespace htrace {
@@ -36,7 +38,7 @@ std::vector<int64_t> encode_completed_set(std::span<const uint32_t> positions, s
     return values;
 }
 
-void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values, size_t pending)
+HTRACE_HOT void encode_completed_set(std::span<const uint32_t> positions, std::vector<int64_t>& values, size_t pending)
 {
     values.clear();
     if (positions.empty()) {

@@ -29,6 +29,8 @@
 // Any other value (a histogram's draw) still decodes to some set; replay ignores positions that are
 // not pending.
 
+#include "trace/hot_path.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstddef>
@@ -85,7 +87,7 @@ public:
     // Handles the MPI library gives several pending requests at once (see above).
     void set_shared_handles(std::vector<Handle> handles) { shared_ = std::move(handles); }
 
-    void created(const Handle& handle, const Payload& payload = {})
+    HTRACE_HOT void created(const Handle& handle, const Payload& payload = {})
     {
         if (size() == kKept) forget_oldest();
         pending_.push_back({handle, payload});
@@ -95,24 +97,25 @@ public:
     // (requests of calls the trace does not model) are skipped. With `positions_of`, it also says
     // where each handle was (kNotPending for the skipped ones), and with `payloads_of` what each
     // carried (a default Payload for the skipped ones).
-    std::span<const uint32_t> complete(std::span<const Handle> completed, std::vector<uint32_t>* positions_of = nullptr,
-                                       std::vector<Payload>* payloads_of = nullptr)
+    HTRACE_HOT std::span<const uint32_t> complete(std::span<const Handle> completed,
+                                                  std::vector<uint32_t>* positions_of = nullptr,
+                                                  std::vector<Payload>* payloads_of = nullptr)
     {
         found_.clear();
+        // Whether entry i is completed[k]'s (and not already another completed handle's).
+        const auto takes = [&](size_t i, size_t k) {
+            return pending_[i].handle == completed[k] &&
+                   std::none_of(found_.begin(), found_.end(), [i](const auto& f) { return f.first == i; });
+        };
         for (size_t k = 0; k < completed.size(); ++k) {
-            auto take = [&](size_t i) {
-                if (pending_[i].handle != completed[k] ||
-                    std::any_of(found_.begin(), found_.end(), [i](const auto& f) { return f.first == i; })) {
-                    return false;
-                }
-                found_.emplace_back(i, k);
-                return true;
-            };
+            size_t i = 0;
+            bool found = false;
             if (std::find(shared_.begin(), shared_.end(), completed[k]) != shared_.end()) {
-                for (size_t i = oldest_; i < pending_.size() && !take(i); ++i) {}
+                for (i = oldest_; i < pending_.size() && !(found = takes(i, k)); ++i) {}
             } else {
-                for (size_t i = pending_.size(); i-- > oldest_ && !take(i);) {}
+                for (i = pending_.size(); i-- > oldest_ && !(found = takes(i, k));) {}
             }
+            if (found) found_.emplace_back(i, k);
         }
         const size_t before = pending_.size();
         if (positions_of != nullptr) {
@@ -126,7 +129,7 @@ public:
         positions_.clear();
         if (found_.empty()) return positions_;
         // Only the tail from the oldest completed request moves: completions touch the newest.
-        std::sort(found_.begin(), found_.end());
+        if (found_.size() > 1) std::sort(found_.begin(), found_.end());
         size_t kept = found_.front().first;
         size_t next = 0;
         for (size_t i = found_.front().first; i < before; ++i) {

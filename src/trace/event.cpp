@@ -1,5 +1,7 @@
 #include "trace/event.hpp"
 
+#include "trace/hot_path.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -42,7 +44,7 @@ bool role_is_categorical(Role role)
            role == Role::view_stride || role == Role::view_extent;
 }
 
-void TimeStats::add(double seconds)
+HTRACE_HOT void TimeStats::add(double seconds)
 {
     // Welford's update: the one-value case of merge, on the path of every call in a loop.
     ++count;

@@ -1,5 +1,7 @@
 #include "trace/operation.hpp"
 
+#include "trace/hot_path.hpp"
+
 #include <array>
 #include <deque>
 #include <mutex>
@@ -69,7 +71,7 @@ OpaqueNames& opaque_names()
 
 }  // namespace
 
-OperationKind operation_kind(Op op)
+HTRACE_HOT OperationKind operation_kind(Op op)
 {
     const auto index = static_cast<size_t>(op);
     return index < modelled.size() ? modelled[index].kind : OperationKind::opaque;
@@ -117,7 +119,7 @@ bool is_neighbor_collective(Op op)
                           Op::Ineighbor_alltoallw});
 }
 
-bool is_window_collective(Op op)
+HTRACE_HOT bool is_window_collective(Op op)
 {
     return is_one_of(op, {Op::Win_create, Op::Win_allocate, Op::Win_allocate_shared, Op::Win_create_dynamic,
                           Op::Win_free, Op::Win_fence});
