@@ -126,6 +126,8 @@ def main():
     parser.add_argument("--out", help="also write the markdown table here")
     parser.add_argument("--csv", help="write every run here")
     args = parser.parse_args()
+    # Each run starts in a scratch directory of its own: paths given relative to here must still work.
+    args.htrace_build = str(pathlib.Path(args.htrace_build).resolve())
     tools = TOOLS if args.pilgrim_lib else TOOLS[:2]
     precision = os.environ.get("MERGE_PRECISION", "unset (default)")
     lines = [f"{args.pairs} interleaved triples per row, MERGE_PRECISION {precision}; ratio = traced / untraced "
