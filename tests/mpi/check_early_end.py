@@ -142,6 +142,15 @@ def start_waiting_job(args, scratch, extra_env, own_handler=False):
     return job, logs, trace
 
 
+def kill_if_alive(pid):
+    # A rank may have ended by itself already (its own SIGTERM handler exits, or MPICH's launcher
+    # ended it once another rank had): nothing left to kill.
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
 def finish_job(job):
     try:
         stdout, stderr = job.communicate(timeout=TIMEOUT)
@@ -251,7 +260,7 @@ def case_sigterm(args, scratch):
                  "the program's own SIGTERM handler on every rank")
     finally:
         for pid in pids:
-            os.kill(pid, signal.SIGKILL)
+            kill_if_alive(pid)
         _, stderr = finish_job(job)
     said = [line for line in tracer_lines(stderr) if line.startswith("h-trace: no trace written: rank 0 got SIGTERM")]
     if len(said) != 1:
@@ -282,7 +291,7 @@ def case_flush(args, scratch):
         wait_for(parts_complete, "partial files holding every logged call")
     finally:
         for pid in rank_pids(logs, args.np):
-            os.kill(pid, signal.SIGKILL)
+            kill_if_alive(pid)
         finish_job(job)
     merge_and_check(args, trace, logs, args.np, range(args.np))
 
