@@ -1,11 +1,12 @@
 #include "capture/job_summary.hpp"
 
 #include "merge/radix_reduce.hpp"
+#include "trace/byte_message.hpp"
 #include "trace/file_names.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 
 namespace htrace::capture {
@@ -32,67 +33,21 @@ struct Subtree {
     }
 };
 
-template <typename T>
-void put(std::vector<uint8_t>& out, const T& value)
-{
-    const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
-    out.insert(out.end(), bytes, bytes + sizeof value);
-}
-
-void put_text(std::vector<uint8_t>& out, const std::string& text)
-{
-    put(out, uint64_t{text.size()});
-    out.insert(out.end(), text.begin(), text.end());
-}
-
-// Our own bytes over our own communicator, between builds of one library: a short or damaged
-// message is a bug, refused rather than read past its end.
-class Reader {
-public:
-    explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
-    template <typename T>
-    bool get(T& value)
-    {
-        if (bytes_.size() - at_ < sizeof value) return false;
-        std::memcpy(&value, bytes_.data() + at_, sizeof value);
-        at_ += sizeof value;
-        return true;
-    }
-    bool get_bytes(std::vector<uint8_t>& out)
-    {
-        uint64_t n = 0;
-        if (!get(n) || bytes_.size() - at_ < n) return false;
-        out.assign(bytes_.begin() + long(at_), bytes_.begin() + long(at_ + n));
-        at_ += n;
-        return true;
-    }
-    bool get_text(std::string& out)
-    {
-        std::vector<uint8_t> bytes;
-        if (!get_bytes(bytes)) return false;
-        out.assign(bytes.begin(), bytes.end());
-        return true;
-    }
-    bool done() const { return at_ == bytes_.size(); }
-
-private:
-    const std::vector<uint8_t>& bytes_;
-    size_t at_ = 0;
-};
-
+// As it travels: the census's bytes, the slowest time, the cancels flag, the counts, the topologies
+// (trace/byte_message.hpp).
 std::vector<uint8_t> encode(const Subtree& summary)
 {
     std::vector<uint8_t> out;
     const std::vector<uint8_t> census = summary.census.encode();
-    put(out, uint64_t{census.size()});
+    put_u64(out, census.size());
     out.insert(out.end(), census.begin(), census.end());
-    put(out, summary.slowest_seconds);
-    put(out, uint8_t{summary.cancels_requests});
-    put(out, uint64_t{summary.counts.size()});
-    for (const uint64_t count : summary.counts) put(out, count);
-    put(out, uint64_t{summary.topologies.size()});
+    put_u64(out, std::bit_cast<uint64_t>(summary.slowest_seconds));
+    put_u8(out, summary.cancels_requests ? 1 : 0);
+    put_u64(out, summary.counts.size());
+    for (const uint64_t count : summary.counts) put_u64(out, count);
+    put_u64(out, summary.topologies.size());
     for (const auto& [key, name] : summary.topologies) {
-        put(out, key);
+        put_u64(out, static_cast<uint64_t>(key));
         put_text(out, name);
     }
     return out;
@@ -100,27 +55,30 @@ std::vector<uint8_t> encode(const Subtree& summary)
 
 std::optional<Subtree> decode(const std::vector<uint8_t>& bytes)
 {
+    ByteReader in(bytes);
+    const auto census_size = in.u64();
+    const auto census = census_size ? in.bytes(*census_size) : std::nullopt;
+    auto names = census ? FileNameCensus::decode(*census) : std::nullopt;
+    const auto slowest = in.u64();
+    const auto cancels = in.u8();
+    const auto counts = in.u64();
+    if (!names || !slowest || !cancels || !counts || *counts > bytes.size()) return std::nullopt;
     Subtree out;
-    Reader in(bytes);
-    std::vector<uint8_t> census;
-    uint8_t cancels = 0;
-    uint64_t counts = 0;
-    if (!in.get_bytes(census) || !in.get(out.slowest_seconds) || !in.get(cancels) || !in.get(counts)) return std::nullopt;
-    auto names = FileNameCensus::decode(census);
-    if (!names || counts > bytes.size()) return std::nullopt;
     out.census = std::move(*names);
-    out.cancels_requests = cancels != 0;
-    out.counts.resize(counts);
-    for (uint64_t& count : out.counts) {
-        if (!in.get(count)) return std::nullopt;
+    out.slowest_seconds = std::bit_cast<double>(*slowest);
+    out.cancels_requests = *cancels != 0;
+    for (uint64_t i = 0; i < *counts; ++i) {
+        const auto count = in.u64();
+        if (!count) return std::nullopt;
+        out.counts.push_back(*count);
     }
-    uint64_t topologies = 0;
-    if (!in.get(topologies)) return std::nullopt;
-    for (uint64_t i = 0; i < topologies; ++i) {
-        int64_t key = 0;
-        std::string name;
-        if (!in.get(key) || !in.get_text(name)) return std::nullopt;
-        out.topologies.emplace(key, std::move(name));
+    const auto topologies = in.u64();
+    if (!topologies) return std::nullopt;
+    for (uint64_t i = 0; i < *topologies; ++i) {
+        const auto key = in.u64();
+        auto name = in.text();
+        if (!key || !name) return std::nullopt;
+        out.topologies.emplace(static_cast<int64_t>(*key), std::move(*name));
     }
     if (!in.done()) return std::nullopt;
     return out;
@@ -167,26 +125,22 @@ JobSummary summarize_job(const RankSummary& mine, int rank, MPI_Comm comm)
 
     int comm_rank = 0;
     PMPI_Comm_rank(comm, &comm_rank);
-    // Back down: the decision on names, the slowest time, whether any rank cancels.
+    // Back down: the slowest time, whether any rank cancels, the decision on names.
     std::vector<uint8_t> verdict;
     if (comm_rank == 0) {
-        verdict = subtree.census.decide().encode();
-        put(verdict, subtree.slowest_seconds);
-        put(verdict, uint8_t{subtree.cancels_requests});
+        put_u64(verdict, std::bit_cast<uint64_t>(subtree.slowest_seconds));
+        put_u8(verdict, subtree.cancels_requests ? 1 : 0);
+        const std::vector<uint8_t> decided = subtree.census.decide().encode();
+        verdict.insert(verdict.end(), decided.begin(), decided.end());
     }
     broadcast_bytes(verdict, comm);
     JobSummary out;
-    out.slowest_seconds = mine.traced_seconds;
-    out.cancels_requests = mine.cancels_requests;
-    FileNameDecision decision;
-    constexpr size_t kTail = sizeof(double) + 1;
-    if (verdict.size() >= kTail) {
-        const size_t names = verdict.size() - kTail;
-        std::memcpy(&out.slowest_seconds, verdict.data() + names, sizeof(double));
-        out.cancels_requests = verdict[verdict.size() - 1] != 0;
-        verdict.resize(names);
-        decision = FileNameDecision::decode(verdict).value_or(FileNameDecision{});
-    }
+    ByteReader in(verdict);
+    const auto slowest = in.u64();
+    const auto cancels = in.u8();
+    out.slowest_seconds = slowest ? std::bit_cast<double>(*slowest) : mine.traced_seconds;
+    out.cancels_requests = cancels ? *cancels != 0 : mine.cancels_requests;
+    const FileNameDecision decision = FileNameDecision::decode(in.rest()).value_or(FileNameDecision{});
     out.file_names.renamed = renamed_file_name_keys(mine.file_names, rank, decision);
     if (comm_rank == 0) {
         out.file_names.job_names = subtree.census.decided_names(decision);

@@ -1,5 +1,6 @@
 #include "trace/file_names.hpp"
 
+#include "trace/byte_message.hpp"
 #include "trace/limits.hpp"
 #include "trace/utf8.hpp"
 
@@ -121,54 +122,6 @@ bool file_name_has_rank(std::string_view stored)
     return false;
 }
 
-namespace {
-
-// The census and decision travel between ranks as bytes: a count of entries, then the entries;
-// counts, lengths and ranks as 4 bytes, little-endian.
-void put_u32(std::vector<uint8_t>& out, uint32_t v)
-{
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
-void put_text(std::vector<uint8_t>& out, std::string_view text)
-{
-    put_u32(out, static_cast<uint32_t>(text.size()));
-    out.insert(out.end(), text.begin(), text.end());
-}
-
-class Reader {
-public:
-    explicit Reader(const std::vector<uint8_t>& bytes) : bytes_(bytes) {}
-    bool done() const { return at_ == bytes_.size(); }
-    std::optional<uint32_t> u32()
-    {
-        if (bytes_.size() - at_ < 4) return std::nullopt;
-        uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) v |= uint32_t(bytes_[at_ + size_t(i)]) << (8 * i);
-        at_ += 4;
-        return v;
-    }
-    std::optional<uint8_t> u8()
-    {
-        if (at_ == bytes_.size()) return std::nullopt;
-        return bytes_[at_++];
-    }
-    std::optional<std::string> text()
-    {
-        const auto length = u32();
-        if (!length || bytes_.size() - at_ < *length) return std::nullopt;
-        std::string out(reinterpret_cast<const char*>(bytes_.data()) + at_, *length);
-        at_ += *length;
-        return out;
-    }
-
-private:
-    const std::vector<uint8_t>& bytes_;
-    size_t at_ = 0;
-};
-
-}  // namespace
-
 std::string FileNameDecision::decide(std::string_view stored, Rank rank) const
 {
     if (!file_name_has_rank(stored) || confirmed_.contains(std::string(stored))) return std::string(stored);
@@ -180,6 +133,8 @@ std::string FileNameDecision::decide(std::string_view stored, Rank rank) const
     return file_name_literal(name);
 }
 
+// The census and decision travel between ranks as bytes (trace/byte_message.hpp): a count of
+// entries, then the entries; counts, lengths and ranks as 4 bytes.
 std::vector<uint8_t> FileNameDecision::encode() const
 {
     std::vector<uint8_t> out;
@@ -191,7 +146,7 @@ std::vector<uint8_t> FileNameDecision::encode() const
 std::optional<FileNameDecision> FileNameDecision::decode(const std::vector<uint8_t>& bytes)
 {
     std::set<std::string> confirmed;
-    Reader in(bytes);
+    ByteReader in(bytes);
     const auto count = in.u32();
     if (!count) return std::nullopt;
     for (uint32_t i = 0; i < *count; ++i) {
@@ -259,7 +214,7 @@ std::vector<uint8_t> FileNameCensus::encode() const
 std::optional<FileNameCensus> FileNameCensus::decode(const std::vector<uint8_t>& bytes)
 {
     FileNameCensus census;
-    Reader in(bytes);
+    ByteReader in(bytes);
     const auto count = in.u32();
     if (!count) return std::nullopt;
     for (uint32_t i = 0; i < *count; ++i) {
