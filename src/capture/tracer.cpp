@@ -562,13 +562,13 @@ void Tracer::end_early(const std::string& why, bool every_rank)
     sigaddset(&stops, SIGTERM);
     sigaddset(&stops, SIGINT);
     pthread_sigmask(SIG_BLOCK, &stops, &before);
-    write_part_now(why);
-    stop_early_end();
-    tracing.store(false);  // nothing after this is this run's trace (and exit must not end it again)
     struct RestoreMask {
         sigset_t mask;
         ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
     } restore{before};
+    write_part_now(why);
+    stop_early_end();
+    tracing.store(false);  // nothing after this is this run's trace (and exit must not end it again)
     if (!every_rank && world_rank_ != 0) return;
     const std::string where = every_rank ? "its calls so far are in " + part_path()
                                          : "each rank's calls so far are in " + config_.file + ".part.RANK (h-merge them)";
