@@ -45,12 +45,6 @@ HTRACE_HOT Call::Call(Op op, CallSite site) noexcept
 
 HTRACE_HOT Call::~Call() { --depth; }
 
-HTRACE_HOT void Call::finish(int rc) noexcept
-{
-    if (!recording_) return;
-    record_call(op_, args_, rc, entered_, site_);
-}
-
 HTRACE_HOT const MPI_Request* Call::keep_requests(const MPI_Request* requests, int count)
 {
     if (count <= 0 || requests == nullptr) return nullptr;

@@ -99,6 +99,10 @@ struct CallArgs {
             reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())                    \
     }
 
+// Called by Call::finish for every recorded call, which began at `entered` (now_ticks()); in
+// capture/tracer.cpp. Never throws.
+void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept;
+
 class Call {
 public:
     Call(Op op, CallSite site) noexcept;
@@ -113,7 +117,10 @@ public:
     CallArgs& args() { return args_; }
     const CallArgs& args() const { return args_; }
     // Records the call once the MPI library returned `rc`; never throws.
-    void finish(int rc) noexcept;
+    void finish(int rc) noexcept
+    {
+        if (recording_) record_call(op_, args_, rc, entered_, site_);
+    }
 
     // C arguments.
     const MPI_Request* keep_requests(const MPI_Request* requests, int count);

@@ -255,13 +255,13 @@ std::atomic<bool> trace_lost{false};
 // The process that called MPI_Init (a child forked without exec inherits the tracer's state, not its job).
 std::atomic<pid_t> tracing_process{0};
 
-HTRACE_HOT Tracer& tracer()
+HTRACE_INLINE Tracer& tracer()
 {
     static Tracer* instance = new Tracer;  // never destroyed: wrappers may run during exit
     return *instance;
 }
 
-HTRACE_HOT int64_t relative_peer(int peer, const CommInfo& comm)
+HTRACE_INLINE int64_t relative_peer(int peer, const CommInfo& comm)
 {
     if (peer == MPI_ANY_SOURCE) return kAnySource;
     if (peer == MPI_PROC_NULL) return kProcNull;
@@ -278,9 +278,9 @@ HTRACE_HOT int64_t relative_peer(int peer, const CommInfo& comm)
     return offset < 0 ? offset + comm.size : offset;
 }
 
-HTRACE_HOT int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
+HTRACE_INLINE int64_t tag_value(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
 
-HTRACE_HOT SentTo sent_to(int peer, int tag, const CommInfo& comm) { return {true, relative_peer(peer, comm), tag_value(tag), comm.id}; }
+HTRACE_INLINE SentTo sent_to(int peer, int tag, const CommInfo& comm) { return {true, relative_peer(peer, comm), tag_value(tag), comm.id}; }
 
 // How many peers a collective's per-peer arrays cover on one side.
 HTRACE_HOT int peer_count(Op op, MPI_Comm comm, bool send_side)
@@ -434,7 +434,7 @@ HTRACE_HOT void record_call(Op op, const CallArgs& args, int rc, double entered,
 
 // ---- The life of the tracer -----------------------------------------------------------------------
 
-void Tracer::fail_at_start(const std::string& message, bool print)
+HTRACE_COLD void Tracer::fail_at_start(const std::string& message, bool print)
 {
     if (print) std::fprintf(stderr, "h-trace: %s\n", message.c_str());
     std::fflush(stderr);
@@ -442,7 +442,7 @@ void Tracer::fail_at_start(const std::string& message, bool print)
     std::exit(1);
 }
 
-void Tracer::start(double entered)
+HTRACE_COLD void Tracer::start(double entered)
 {
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size_);
@@ -517,7 +517,7 @@ std::string Tracer::existing_trace_note() const
 
 // On the partial writer's thread: this rank's calls so far, as a trace of its own whose header says
 // where it stopped; h-merge joins the ranks' parts.
-void Tracer::write_part(const std::string& reason)
+HTRACE_COLD void Tracer::write_part(const std::string& reason)
 {
     Trace part;
     double traced_ticks = 0;
@@ -551,7 +551,7 @@ void Tracer::write_part(const std::string& reason)
     if (!error.empty()) std::fprintf(stderr, "h-trace: rank %d: cannot write %s: %s\n", world_rank_, part_path().c_str(), error.c_str());
 }
 
-void Tracer::end_early(const std::string& why, bool every_rank)
+HTRACE_COLD void Tracer::end_early(const std::string& why, bool every_rank)
 {
     if (!active() || getpid() != tracing_process.load()) return;
     // The launcher answers a rank's exit by sending SIGTERM to the others: here it waits until this
@@ -577,7 +577,7 @@ void Tracer::end_early(const std::string& why, bool every_rank)
     std::fflush(stderr);
 }
 
-HTRACE_HOT void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
+HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
 {
     if (is_posix_io(op) && !started_mpi) return;
     // Before the lock: Python frames are read under the GIL, and a thread holding the GIL may be
@@ -637,7 +637,7 @@ HTRACE_HOT void Tracer::record(Op op, const CallArgs& args, int rc, double enter
     last_exit_ = now_ticks();
 }
 
-void Tracer::stop(double entered, uint64_t signature)
+HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
 {
     RecordedCall finalize;
     finalize.op = Op::Finalize;
@@ -724,7 +724,7 @@ void Tracer::stop(double entered, uint64_t signature)
 
 // HTRACE_STATS=1: how often the call-path cache spared an unwind, over all ranks (each rank's
 // thread that calls MPI_Finalize).
-void Tracer::print_signature_stats()
+HTRACE_COLD void Tracer::print_signature_stats()
 {
     const SignatureStats mine = signature_stats();
     uint64_t counts[2] = {mine.hits, mine.misses};
@@ -737,7 +737,7 @@ void Tracer::print_signature_stats()
                  lookups > 0 ? 100.0 * double(totals[0]) / lookups : 0.0);
 }
 
-bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
+HTRACE_COLD bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
                          std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds)
 {
     Trace trace;
@@ -775,7 +775,7 @@ bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_na
 
 // ---- From a call to an event ----------------------------------------------------------------------
 
-HTRACE_HOT void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
+HTRACE_INLINE void Tracer::describe(RecordedCall& call, const CallArgs& args, int rc)
 {
     const Op op = call.op;
     const uint64_t present = operation_args(op);
@@ -870,7 +870,7 @@ HTRACE_HOT void Tracer::describe(RecordedCall& call, const CallArgs& args, int r
     }
 }
 
-void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
+HTRACE_COLD void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
 {
     call.add(Role::comm, comm.id);
     const bool made = rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL;
@@ -910,7 +910,7 @@ void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommIn
 
 // A duplicate has its parent's members in its parent's order, known at the call; its handle may
 // only be filled in when the request completes, so its id is reserved until then (bind_idups).
-void Tracer::add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
+HTRACE_COLD void Tracer::add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
 {
     call.add(Role::comm, comm.id);
     if (rc != MPI_SUCCESS) {
@@ -928,7 +928,7 @@ void Tracer::add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& 
     pending_idups_.push_back({args.request, args.newcomm_slot, args.newcomm_fortran_slot, id});
 }
 
-void Tracer::bind_idups(const std::vector<MPI_Request>& completed)
+HTRACE_OUT_OF_LINE void Tracer::bind_idups(const std::vector<MPI_Request>& completed)
 {
     for (MPI_Request request : completed) {
         auto found = std::find_if(pending_idups_.begin(), pending_idups_.end(),
@@ -952,7 +952,7 @@ const Tracer::Window* Tracer::window(MPI_Win win) const
 
 // Creating, freeing or fencing a window: the window's communicator (as collectives are merged by
 // it), the window id, and the size or the assert argument.
-void Tracer::add_window_collective(RecordedCall& call, const CallArgs& args, int rc)
+HTRACE_OUT_OF_LINE void Tracer::add_window_collective(RecordedCall& call, const CallArgs& args, int rc)
 {
     if (call.op == Op::Win_fence || call.op == Op::Win_free) {
         const Window* w = window(args.win);
@@ -980,7 +980,7 @@ void Tracer::add_window_collective(RecordedCall& call, const CallArgs& args, int
 
 // A one-sided call: the target relative to the caller in the window's communicator, like a peer;
 // bytes at the origin, at the target, and of a result.
-void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t present)
+HTRACE_OUT_OF_LINE void Tracer::add_one_sided(RecordedCall& call, const CallArgs& args, uint64_t present)
 {
     const Op op = call.op;
     const Window* w = window(args.win);
@@ -1062,7 +1062,7 @@ std::string file_name_argument(const CallArgs& args)
 
 // MPI-IO: the file by id (with its communicator: opening, closing and collective reads and writes
 // are collective over it), its name as a pattern, and bytes and offsets in bytes.
-HTRACE_HOT void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc)
+HTRACE_INLINE void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc)
 {
     const auto name_key = [&] {
         const std::string pattern = file_name_pattern(file_name_argument(args), world_rank_);
@@ -1118,7 +1118,7 @@ HTRACE_HOT void Tracer::add_io(RecordedCall& call, const CallArgs& args, uint64_
     if (present & arg::recvcount) call.add(Role::recv_bytes, int64_t(args.recvcount) * type_sizes_.of(args.recvtype));
 }
 
-HTRACE_HOT void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
+HTRACE_INLINE void Tracer::add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
 {
     call.add(Role::peer, relative_peer(args.peer, comm));
     call.add(Role::tag, tag_value(args.tag));
@@ -1143,7 +1143,7 @@ HTRACE_HOT void Tracer::add_matched(RecordedCall& call, const CommInfo& comm, bo
 
 // Under MPI_THREAD_MULTIPLE, a call of another thread than the one that started MPI says which: the
 // threads' calls interleave in an order of the moment, which a replay in one thread cannot keep.
-HTRACE_HOT void Tracer::mark_thread(RecordedCall& call)
+HTRACE_INLINE void Tracer::mark_thread(RecordedCall& call)
 {
     // Calls known by name only move nothing replay re-enacts: other threads may make those freely.
     if (!threads_ || started_mpi || operation_kind(call.op) == OperationKind::opaque) return;
@@ -1154,7 +1154,7 @@ HTRACE_HOT void Tracer::mark_thread(RecordedCall& call)
 // Each request an MPI_Start or MPI_Startall starts is one MPI_Start event: the send or receive its
 // init described, from then on a pending request like an MPI_Isend's or MPI_Irecv's. The first
 // event carries the computation before the call.
-void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
+HTRACE_OUT_OF_LINE void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
 {
     const int count = first.op == Op::Start ? 1 : args.request_count;
     for (int i = 0; i < count && args.requests != nullptr; ++i) {
@@ -1198,7 +1198,7 @@ void Tracer::record_starts(RecordedCall& first, const CallArgs& args)
 
 // A freed request leaves the pending list where it is freed (positions as a completion's), so that
 // a later request with the same handle is not taken for it; one still active completes unseen.
-void Tracer::add_request_free(RecordedCall& call, const CallArgs& args)
+HTRACE_COLD void Tracer::add_request_free(RecordedCall& call, const CallArgs& args)
 {
     if (args.requests == nullptr) return;
     const MPI_Request request = args.requests[0];
@@ -1211,7 +1211,7 @@ void Tracer::add_request_free(RecordedCall& call, const CallArgs& args)
 }
 
 // MPI_Mrecv and MPI_Imrecv receive the message their probe matched: its source and tag, exactly.
-void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present)
+HTRACE_OUT_OF_LINE void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present)
 {
     auto found = messages_.find(args.matched_message);
     if (found == messages_.end()) {  // a message probed before tracing began: its size alone is known
@@ -1226,7 +1226,7 @@ void Tracer::add_matched_receive(RecordedCall& call, const CallArgs& args, uint6
     add_point_to_point(call, from_message, comm, present);
 }
 
-HTRACE_HOT void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
+HTRACE_INLINE void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
 {
     const Op op = call.op;
     const bool single = op == Op::Wait || op == Op::Test;
@@ -1310,7 +1310,7 @@ HTRACE_HOT void Tracer::add_completion(RecordedCall& call, const CallArgs& args)
     }
 }
 
-HTRACE_HOT void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
+HTRACE_INLINE void Tracer::add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present)
 {
     const Op op = call.op;
     const bool rooted = (present & arg::root) != 0;

@@ -14,9 +14,6 @@ namespace htrace::capture {
 extern std::atomic<bool> tracing;
 inline bool tracer_active() noexcept { return tracing.load(std::memory_order_relaxed); }
 
-// Called by Call::finish for every recorded call, which began at `entered` (now_ticks()). Never
-// throws.
-void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept;
 
 // Called by the MPI_Abort wrappers before the library's: the job ends here, so this rank writes its
 // partial file and says so. Never throws.

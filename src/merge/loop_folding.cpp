@@ -236,7 +236,7 @@ void LoopFolder::fold()
     }
 }
 
-HTRACE_HOT void LoopFolder::start_fast_path()
+HTRACE_INLINE void LoopFolder::start_fast_path()
 {
     fast_ = !seq_.empty() && seq_.back().is_loop() && seq_.back().loop().iterations.is_exact();
     cursor_.clear();
@@ -247,7 +247,7 @@ HTRACE_HOT void LoopFolder::start_fast_path()
 
 // The body event the next call must repeat, entering nested loops; nullptr where the body holds a
 // loop whose count is not one number (then only the slow way can tell).
-HTRACE_HOT Event* LoopFolder::next_expected()
+HTRACE_INLINE Event* LoopFolder::next_expected()
 {
     for (;;) {
         Cursor& at = cursor_.back();
@@ -259,7 +259,7 @@ HTRACE_HOT Event* LoopFolder::next_expected()
 }
 
 // Past the call just matched: on to the next body element, closing inner loops that ran their count.
-HTRACE_HOT void LoopFolder::advance()
+HTRACE_INLINE void LoopFolder::advance()
 {
     ++cursor_.back().position;
     while (cursor_.size() > 1 && cursor_.back().position == cursor_.back().loop->body.size()) {
@@ -292,7 +292,7 @@ HTRACE_HOT void LoopFolder::complete_iteration()
     start_fast_path();
 }
 
-HTRACE_HOT bool LoopFolder::fast_append(const RecordedCall& call)
+HTRACE_INLINE bool LoopFolder::fast_append(const RecordedCall& call)
 {
     Event* expected = next_expected();
     if (expected == nullptr || !call.matches(*expected, rule_)) return false;
@@ -371,7 +371,7 @@ void RecordedCall::add_more(Role role, int64_t value)
     ++size_;
 }
 
-HTRACE_HOT bool RecordedCall::matches(const Event& e, const MergeRule& rule) const
+HTRACE_INLINE bool RecordedCall::matches(const Event& e, const MergeRule& rule) const
 {
     if (e.op != op || e.signature != signature || e.params.size() != size_) return false;
     for (size_t i = 0; i < size_; ++i) {

@@ -1,6 +1,5 @@
 #include "trace/event.hpp"
 
-#include "trace/hot_path.hpp"
 
 #include <algorithm>
 #include <array>
@@ -44,21 +43,6 @@ bool role_is_categorical(Role role)
            role == Role::view_stride || role == Role::view_extent;
 }
 
-HTRACE_HOT void TimeStats::add(double seconds)
-{
-    // Welford's update: the one-value case of merge, on the path of every call in a loop.
-    ++count;
-    if (count == 1) {
-        mean = min = max = seconds;
-        m2 = 0;
-        return;
-    }
-    const double delta = seconds - mean;
-    mean += delta / double(count);
-    m2 += delta * (seconds - mean);
-    min = std::min(min, seconds);
-    max = std::max(max, seconds);
-}
 
 void TimeStats::merge(const TimeStats& other)
 {

@@ -106,7 +106,22 @@ struct TimeStats {
     double min = 0;
     double max = 0;
 
-    void add(double seconds);
+    // Welford's update: the one-value case of merge, on the path of every call in a loop (inline:
+    // see trace/hot_path.hpp).
+    void add(double seconds)
+    {
+        ++count;
+        if (count == 1) {
+            mean = min = max = seconds;
+            m2 = 0;
+            return;
+        }
+        const double delta = seconds - mean;
+        mean += delta / double(count);
+        m2 += delta * (seconds - mean);
+        min = std::min(min, seconds);
+        max = std::max(max, seconds);
+    }
     void merge(const TimeStats& other);
     // The statistics of `part` of `whole` equal shares (ranks, or iterations), each with the same
     // distribution: fewer calls, the same mean and spread.
