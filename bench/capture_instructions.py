@@ -91,6 +91,7 @@ def main():
     parser.add_argument("--passes", type=int, default=100, help="N: the runs make N and 2N passes")
     parser.add_argument("--cache", action="store_true", help="simulate caches and branches too")
     args = parser.parse_args()
+    args.build = str(pathlib.Path(args.build).resolve())  # the runs work in a scratch directory
     args.library = str(pathlib.Path(args.library or pathlib.Path(args.build) / "src/capture/libhtrace.so").resolve())
     header = "| language | depth | instructions per call in libhtrace |"
     if args.cache:
