@@ -5,6 +5,7 @@
 #include "capture/tracer.hpp"
 #include "trace/hot_path.hpp"
 
+#include <new>
 #include <vector>
 
 namespace htrace::capture {
@@ -40,7 +41,9 @@ HTRACE_HOT Call::Call(Op op, CallSite site) noexcept
     : op_(op), site_(site), recording_(depth == 0 && (tracer_active() || is_init(op))), entered_(0), own_status_{}
 {
     ++depth;
-    if (recording_) entered_ = now_ticks();
+    if (!recording_) return;
+    new (&args_) CallArgs();
+    entered_ = now_ticks();
 }
 
 HTRACE_HOT Call::~Call() { --depth; }

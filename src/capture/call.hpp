@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace htrace::capture {
 
@@ -91,6 +92,9 @@ struct CallArgs {
     int64_t access_mode = 0;    // an open's, as kFileMode* bits (trace/event.hpp)
 };
 
+// Call keeps it in a union, which never destroys it.
+static_assert(std::is_trivially_destructible_v<CallArgs>);
+
 // Where the application called the wrapper this expands in.
 #define HTRACE_CALL_SITE                                                          \
     ::htrace::capture::CallSite                                                   \
@@ -114,6 +118,7 @@ public:
     // tracer is off: the wrapper then only passes the call on.
     bool recording() const { return recording_; }
     Op op() const { return op_; }
+    // Only while recording().
     CallArgs& args() { return args_; }
     const CallArgs& args() const { return args_; }
     // Records the call once the MPI library returned `rc`; never throws.
@@ -144,7 +149,11 @@ private:
     CallSite site_;
     bool recording_;
     double entered_;
-    CallArgs args_;
+    // Made only for a call that records: one inside another wrapper (MPI calling MPI, the MPI
+    // library's own POSIX I/O) passes straight on without writing its few hundred bytes.
+    union {
+        CallArgs args_;
+    };
     MPI_Status own_status_;
 };
 
