@@ -7,7 +7,7 @@ set -euo pipefail
 # clang-14, libclang-rt-14-dev: libFuzzer and the sanitizers of the fuzzing build (fuzz/).
 # python3-mpi4py: the Python program of tests/mpi/check_python.py (built on Open MPI, for /usr/bin/python3).
 packages=(build-essential gfortran meson ninja-build pkg-config python3
-          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libunwind-dev libzstd-dev zstd
+          openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libzstd-dev zstd
           libsimgrid-dev chromium clang-14 libclang-rt-14-dev python3-mpi4py)
 missing=()
 for p in "${packages[@]}"; do

@@ -3,8 +3,7 @@
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
 
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
+#include <unwind.h>
 
 #include <dlfcn.h>
 #include <errno.h>  // program_invocation_name
@@ -82,30 +81,48 @@ struct Frame {
     uintptr_t sp;
 };
 
+// The walk of application_frames, one frame a callback.
+struct FrameWalk {
+    const OwnModule* own;
+    CallSite site;
+    std::vector<Frame> frames;
+    bool inside_tracer = false;  // past the unwinder's own frames, in ours
+    bool reached = false;        // past ours, in the application's
+    int seen = 0;                // frames, against a stack that never ends
+};
+
+_Unwind_Reason_Code next_frame(_Unwind_Context* context, void* data)
+{
+    auto& walk = *static_cast<FrameWalk*>(data);
+    const uintptr_t ip = _Unwind_GetIP(context);
+    // libgcc's "CFA" of a frame's context is the stack pointer in that frame (the frame it called
+    // returns to it), as libunwind's SP was.
+    const uintptr_t sp = _Unwind_GetCFA(context);
+    if (ip == 0 || ++walk.seen > 256) return _URC_END_OF_STACK;  // ip 0: past the outermost frame (_start)
+    if (!walk.reached) {
+        // The first frame outside the tracer is the caller; the wrapper's own return address
+        // confirms it where the unwinder and the compiler agree.
+        const bool ours = walk.own->contains(ip) && ip != walk.site.return_address;
+        if (ours || !walk.inside_tracer) {
+            walk.inside_tracer = walk.inside_tracer || ours;
+            return _URC_NO_REASON;
+        }
+        walk.reached = true;
+    }
+    walk.frames.push_back({ip, sp});
+    return walk.frames.size() == kSignatureDepth ? _URC_END_OF_STACK : _URC_NO_REASON;
+}
+
 // Unwinds from here: the application's frames, from the one that called the wrapper outwards.
+// libgcc's unwinder finds each frame's module with glibc's _dl_find_object: no lock and no system
+// call, where libunwind's masked every signal and searched all loaded objects at each frame.
 std::vector<Frame> application_frames(CallSite site)
 {
     static const OwnModule own;
-    unw_context_t context;
-    unw_cursor_t cursor;
-    std::vector<Frame> frames;
-    if (unw_getcontext(&context) != 0 || unw_init_local(&cursor, &context) != 0) return frames;
-    bool reached = false;
-    for (int guard = 0; guard < 256 && unw_step(&cursor) > 0; ++guard) {
-        unw_word_t ip = 0;
-        unw_word_t sp = 0;
-        unw_get_reg(&cursor, UNW_REG_IP, &ip);
-        unw_get_reg(&cursor, UNW_REG_SP, &sp);
-        // The first frame outside the tracer is the caller; the wrapper's own return address
-        // confirms it where the unwinder and the compiler agree.
-        if (!reached) {
-            if (ip != site.return_address && own.contains(ip)) continue;
-            reached = true;
-        }
-        frames.push_back({ip, sp});
-        if (frames.size() == kSignatureDepth) break;
-    }
-    return frames;
+    FrameWalk walk{&own, site, {}};
+    walk.frames.reserve(kSignatureDepth);
+    _Unwind_Backtrace(next_frame, &walk);
+    return walk.frames;
 }
 
 // Never 0, which the cache keeps for "not found".
@@ -360,9 +377,6 @@ void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signatur
 [[gnu::noinline]] uint64_t unwound_signature(CallSite site)
 {
     ++stats.misses;
-    // libunwind's cache of unwind information, per thread: no lock on the way.
-    thread_local const bool cache_ready = unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD) == 0;
-    (void)cache_ready;
     const std::vector<Frame> frames = application_frames(site);
     const uint64_t signature = signature_of(frames);
 #if defined(__x86_64__)
