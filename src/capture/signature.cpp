@@ -194,48 +194,51 @@ struct alignas(64) PathTail {
     }
 };
 
-// Open addressing, per thread (no lock). Made on the thread's first unwind, emptied whole when
-// three quarters full, so a lookup always finds an empty node and ends. The shortcuts are
-// direct-mapped beside it.
+// Open addressing, per thread (no lock), with the shortcuts direct-mapped beside it. Made on the
+// thread's first unwind, small, and doubled (both tables) when three quarters full, up to a limit
+// past which it is emptied whole; a lookup always finds an empty node and ends. Small tables matter
+// where ranks outnumber cores: each rank's calls find its tables evicted by the others, and a
+// program's few hundred paths spread over half a megabyte cost a TLB miss and a page fault per
+// lookup where they would fit in a few pages.
 class PathCache {
 public:
-    static constexpr size_t kNodes = 8192;  // 256 KiB; ~1000 paths of 8 frames with no frame shared
-    static constexpr size_t kTails = 4096;  // 512 KiB
+    static constexpr unsigned kFirstNodeBits = 8;  // 256 nodes, 8 KiB, and 128 shortcuts, 16 KiB
+    static constexpr unsigned kMaxNodeBits = 13;   // 8192 nodes, 256 KiB; ~1000 paths of 8 frames
 
     const PathNode* find(uint64_t key, uintptr_t address) const
     {
-        for (size_t i = index(key);; i = (i + 1) & (kNodes - 1)) {
+        for (size_t i = index(key);; i = (i + 1) & (node_count() - 1)) {
             const PathNode& node = nodes_[i];
             if (node.key == key && node.address == address) return &node;
             if (node.key == 0) return nullptr;
         }
     }
 
-    PathTail& tail(uint64_t key) { return tails_[static_cast<size_t>(key >> 52)]; }  // 12 bits: kTails
+    PathTail& tail(uint64_t key) { return tails_[static_cast<size_t>(key >> (64 - (node_bits_ - 1)))]; }
 
     bool ready() const { return nodes_ != nullptr; }
 
     // False when no memory could be had: the caller then unwinds every time.
-    bool make_ready()
-    {
-        if (nodes_ == nullptr) {
-            // calloc's zeroed pages cost nothing until touched; one line more to align on.
-            nodes_memory_.reset(std::calloc(1, kNodes * sizeof(PathNode) + kLine));
-            tails_memory_.reset(std::calloc(1, kTails * sizeof(PathTail) + kLine));
-            if (nodes_memory_ == nullptr || tails_memory_ == nullptr) return false;
-            nodes_ = static_cast<PathNode*>(aligned(nodes_memory_.get()));
-            tails_ = static_cast<PathTail*>(aligned(tails_memory_.get()));
-        }
-        return nodes_ != nullptr;
-    }
+    bool make_ready() { return nodes_ != nullptr || resize(kFirstNodeBits); }
 
     PathNode& insert(uint64_t key, uintptr_t address)
     {
-        if (used_ >= kNodes / 4 * 3) {
-            std::memset(static_cast<void*>(nodes_), 0, kNodes * sizeof(PathNode));
+        if (used_ >= node_count() / 4 * 3 && !(node_bits_ < kMaxNodeBits && resize(node_bits_ + 1))) {
+            std::memset(static_cast<void*>(nodes_), 0, node_count() * sizeof(PathNode));
             used_ = 0;
         }
-        for (size_t i = index(key);; i = (i + 1) & (kNodes - 1)) {
+        return slot(key, address);
+    }
+
+private:
+    static constexpr size_t kLine = 64;
+    size_t node_count() const { return size_t(1) << node_bits_; }
+    size_t tail_count() const { return node_count() / 2; }
+    size_t index(uint64_t key) const { return static_cast<size_t>(key >> (64 - node_bits_)); }
+
+    PathNode& slot(uint64_t key, uintptr_t address)
+    {
+        for (size_t i = index(key);; i = (i + 1) & (node_count() - 1)) {
             PathNode& node = nodes_[i];
             if (node.key == key && node.address == address) return node;
             if (node.key == 0) {
@@ -247,9 +250,31 @@ public:
         }
     }
 
-private:
-    static constexpr size_t kLine = 64;
-    static size_t index(uint64_t key) { return static_cast<size_t>(key >> 51); }  // 13 bits: kNodes
+    // Tables of 2^bits nodes (and half as many shortcuts) holding what the old ones held.
+    bool resize(unsigned bits)
+    {
+        Memory nodes_memory(std::calloc(1, (size_t(1) << bits) * sizeof(PathNode) + kLine));
+        Memory tails_memory(std::calloc(1, (size_t(1) << (bits - 1)) * sizeof(PathTail) + kLine));
+        if (nodes_memory == nullptr || tails_memory == nullptr) return false;
+        PathNode* const old_nodes = nodes_;
+        PathTail* const old_tails = tails_;
+        const size_t old_nodes_count = nodes_ ? node_count() : 0;
+        const size_t old_tails_count = nodes_ ? tail_count() : 0;
+        node_bits_ = bits;
+        used_ = 0;
+        nodes_ = static_cast<PathNode*>(aligned(nodes_memory.get()));
+        tails_ = static_cast<PathTail*>(aligned(tails_memory.get()));
+        for (size_t i = 0; i < old_nodes_count; ++i) {
+            if (old_nodes[i].key != 0) slot(old_nodes[i].key, old_nodes[i].address) = old_nodes[i];
+        }
+        for (size_t i = 0; i < old_tails_count; ++i) {
+            if (old_tails[i].key != 0) tail(old_tails[i].key) = old_tails[i];
+        }
+        nodes_memory_ = std::move(nodes_memory);
+        tails_memory_ = std::move(tails_memory);
+        return true;
+    }
+
     static void* aligned(void* memory)
     {
         return reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(memory) + kLine - 1) & ~uintptr_t(kLine - 1));
@@ -257,13 +282,14 @@ private:
     struct Free {
         void operator()(void* p) const { std::free(p); }
     };
-    std::unique_ptr<void, Free> nodes_memory_;
-    std::unique_ptr<void, Free> tails_memory_;
+    using Memory = std::unique_ptr<void, Free>;
+    Memory nodes_memory_;
+    Memory tails_memory_;
     PathNode* nodes_ = nullptr;  // in nodes_memory_, aligned to a cache line, so a node is one line
     PathTail* tails_ = nullptr;  // in tails_memory_, likewise: a shortcut is two lines
+    unsigned node_bits_ = kFirstNodeBits;
     size_t used_ = 0;
 };
-static_assert(PathCache::kNodes == size_t(1) << 13 && PathCache::kTails == size_t(1) << 12);
 static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 
 thread_local PathCache path_cache;
