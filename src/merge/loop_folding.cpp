@@ -112,9 +112,7 @@ void LoopFolder::push(Node node, uint64_t body_hash)
     // since the last loop's count grows in place.
     slot.key = node.is_loop() ? mix64(body_hash ^ 0xabcdefull) : event_key(node.event());
     slot.prefix = (slots_.empty() ? 0 : slots_.back().prefix) * kHashBase + slot.key;
-    auto [same, unused] = last_with_key_.try_emplace(slot.key, -1);
-    slot.prev_same = same->second;
-    same->second = static_cast<int64_t>(at);
+    slot.prev_same = last_with_key_.exchange(slot.key, static_cast<int64_t>(at));
     slot.prev_same_gram = -1;
     if (node.is_loop()) {
         slot.body_hash = body_hash;
@@ -126,9 +124,7 @@ void LoopFolder::push(Node node, uint64_t body_hash)
     if (at + 1 >= kGram) {
         Slot& last = slots_.back();
         last.gram = range_hash(at + 1 - kGram, at + 1) | 1;  // never 0, which means "no gram"
-        auto [gram, unused_gram] = last_with_gram_.try_emplace(last.gram, -1);
-        last.prev_same_gram = gram->second;
-        gram->second = static_cast<int64_t>(at);
+        last.prev_same_gram = last_with_gram_.exchange(last.gram, static_cast<int64_t>(at));
     }
 }
 
@@ -139,13 +135,13 @@ void LoopFolder::pop_back()
     if (slot.prev_same < 0) {
         last_with_key_.erase(slot.key);
     } else {
-        last_with_key_[slot.key] = slot.prev_same;
+        last_with_key_.exchange(slot.key, slot.prev_same);
     }
     if (slot.gram != 0) {
         if (slot.prev_same_gram < 0) {
             last_with_gram_.erase(slot.gram);
         } else {
-            last_with_gram_[slot.gram] = slot.prev_same_gram;
+            last_with_gram_.exchange(slot.gram, slot.prev_same_gram);
         }
     }
     if (slot.next_body_end != 0) {  // a loop (perhaps moved from: its body is not looked at)

@@ -4,6 +4,7 @@
 // length of the loop body. Memory stays proportional to the folded sequence, not to the number of
 // calls; the work per call is bounded (see LoopFolder).
 
+#include "merge/position_table.hpp"
 #include "merge/precision.hpp"
 #include "trace/event.hpp"
 
@@ -118,8 +119,8 @@ private:
     Sequence seq_;
     std::vector<Slot> slots_;
     std::unordered_map<size_t, std::vector<size_t>> loops_ending_at_;  // sequence length -> loop positions
-    std::unordered_map<uint64_t, int64_t> last_with_key_;
-    std::unordered_map<uint64_t, int64_t> last_with_gram_;
+    PositionTable last_with_key_;
+    PositionTable last_with_gram_;
     std::vector<uint64_t> powers_;
     std::unordered_map<size_t, Mismatch> mismatches_;  // by period
     uint64_t generation_ = 0;  // counts changes to elements before the end
