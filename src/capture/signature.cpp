@@ -202,19 +202,19 @@ struct alignas(64) PathTail {
 // lookup where they would fit in a few pages.
 class PathCache {
 public:
-    static constexpr unsigned kFirstNodeBits = 8;  // 256 nodes, 8 KiB, and 128 shortcuts, 16 KiB
-    static constexpr unsigned kMaxNodeBits = 13;   // 8192 nodes, 256 KiB; ~1000 paths of 8 frames
+    static constexpr unsigned kFirstNodeBits = 8;  // 256 nodes, 8 KiB, and 256 shortcuts, 32 KiB
+    static constexpr unsigned kMaxNodeBits = 13;   // 8192 nodes, 256 KiB (1 MiB of shortcuts); ~1000 paths
 
     const PathNode* find(uint64_t key, uintptr_t address) const
     {
-        for (size_t i = index(key);; i = (i + 1) & (node_count() - 1)) {
+        for (size_t i = index(key);; i = (i + 1) & mask_) {
             const PathNode& node = nodes_[i];
             if (node.key == key && node.address == address) return &node;
             if (node.key == 0) return nullptr;
         }
     }
 
-    PathTail& tail(uint64_t key) { return tails_[static_cast<size_t>(key >> (64 - (node_bits_ - 1)))]; }
+    PathTail& tail(uint64_t key) { return tails_[index(key)]; }  // as many shortcuts as nodes
 
     bool ready() const { return nodes_ != nullptr; }
 
@@ -233,12 +233,11 @@ public:
 private:
     static constexpr size_t kLine = 64;
     size_t node_count() const { return size_t(1) << node_bits_; }
-    size_t tail_count() const { return node_count() / 2; }
-    size_t index(uint64_t key) const { return static_cast<size_t>(key >> (64 - node_bits_)); }
+    size_t index(uint64_t key) const { return static_cast<size_t>(key >> shift_); }
 
     PathNode& slot(uint64_t key, uintptr_t address)
     {
-        for (size_t i = index(key);; i = (i + 1) & (node_count() - 1)) {
+        for (size_t i = index(key);; i = (i + 1) & mask_) {
             PathNode& node = nodes_[i];
             if (node.key == key && node.address == address) return node;
             if (node.key == 0) {
@@ -250,24 +249,23 @@ private:
         }
     }
 
-    // Tables of 2^bits nodes (and half as many shortcuts) holding what the old ones held.
+    // Tables of 2^bits nodes and as many shortcuts, holding what the old ones held.
     bool resize(unsigned bits)
     {
         Memory nodes_memory(std::calloc(1, (size_t(1) << bits) * sizeof(PathNode) + kLine));
-        Memory tails_memory(std::calloc(1, (size_t(1) << (bits - 1)) * sizeof(PathTail) + kLine));
+        Memory tails_memory(std::calloc(1, (size_t(1) << bits) * sizeof(PathTail) + kLine));
         if (nodes_memory == nullptr || tails_memory == nullptr) return false;
         PathNode* const old_nodes = nodes_;
         PathTail* const old_tails = tails_;
-        const size_t old_nodes_count = nodes_ ? node_count() : 0;
-        const size_t old_tails_count = nodes_ ? tail_count() : 0;
+        const size_t old_count = nodes_ ? node_count() : 0;
         node_bits_ = bits;
+        shift_ = 64 - bits;
+        mask_ = node_count() - 1;
         used_ = 0;
         nodes_ = static_cast<PathNode*>(aligned(nodes_memory.get()));
         tails_ = static_cast<PathTail*>(aligned(tails_memory.get()));
-        for (size_t i = 0; i < old_nodes_count; ++i) {
+        for (size_t i = 0; i < old_count; ++i) {
             if (old_nodes[i].key != 0) slot(old_nodes[i].key, old_nodes[i].address) = old_nodes[i];
-        }
-        for (size_t i = 0; i < old_tails_count; ++i) {
             if (old_tails[i].key != 0) tail(old_tails[i].key) = old_tails[i];
         }
         nodes_memory_ = std::move(nodes_memory);
@@ -288,6 +286,8 @@ private:
     PathNode* nodes_ = nullptr;  // in nodes_memory_, aligned to a cache line, so a node is one line
     PathTail* tails_ = nullptr;  // in tails_memory_, likewise: a shortcut is two lines
     unsigned node_bits_ = kFirstNodeBits;
+    unsigned shift_ = 64 - kFirstNodeBits;  // of a key, to its node's (and its shortcut's) index
+    size_t mask_ = 0;
     size_t used_ = 0;
 };
 static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
