@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 27: ns added per call against stack depth, one line per language, before (dashed) and after
-(solid), from capture_cost.py's CSV files; a log scale, as the two differ fifty-fold. Standard library
-only.
+(solid), from capture_cost.py's CSV files: a log scale where the two differ tenfold or more, else a
+linear one from 0. Standard library only.
 
     plot_capture_cost.py BEFORE.csv AFTER.csv OUT.svg
 """
@@ -29,15 +29,21 @@ def main():
     before, after, out = sys.argv[1:4]
     series = [(medians(before), "8,5", "before"), (medians(after), "", "after")]
     depths = sorted({depth for data, _, _ in series for _, depth in data})
-    low, high = 10.0, 100000.0
+    values = [ns for data, _, _ in series for ns in data.values()]
     x = lambda depth: LEFT + (depth - depths[0]) / (depths[-1] - depths[0]) * (WIDTH - LEFT - RIGHT)
-    y = lambda ns: TOP + (math.log10(high) - math.log10(max(ns, low))) / (math.log10(high) - math.log10(low)) * (
-        HEIGHT - TOP - BOTTOM)
+    if max(values) / max(min(values), 1.0) >= 10:  # fifty-fold apart: a log scale, 10 ns to 100 us
+        low, high = 10.0, 100000.0
+        y = lambda ns: TOP + (math.log10(high) - math.log10(max(ns, low))) / (math.log10(high) - math.log10(low)) * (
+            HEIGHT - TOP - BOTTOM)
+        ticks = [10 ** power for power in range(1, 6)]
+    else:  # close together: linear from 0, with a gridline every 20 ns (100 is the goal)
+        high = 20 * math.ceil(max(values) / 20)
+        y = lambda ns: TOP + (high - ns) / high * (HEIGHT - TOP - BOTTOM)
+        ticks = list(range(0, int(high) + 1, 20))
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" '
              f'font-size="12">', f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
              f'<text x="{LEFT}" y="18">ns added per MPI call (median of paired runs) by stack depth, 256 call paths</text>']
-    for power in range(1, 6):
-        ns = 10 ** power
+    for ns in ticks:
         parts.append(f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(ns):.1f}" y2="{y(ns):.1f}" stroke="#ddd"/>')
         parts.append(f'<text x="{LEFT - 8}" y="{y(ns) + 4:.1f}" text-anchor="end">{ns}</text>')
     for depth in depths:
