@@ -42,7 +42,8 @@ HTRACE_HOT Call::Call(Op op, CallSite site) noexcept
 {
     ++depth;
     if (!recording_) return;
-    new (&args_) CallArgs;  // its members' initialisers, as a member would have: no zeroing of the whole first
+    // Default-initialised, as a member would be: `CallArgs()` would zero all 400 bytes first.
+    new (&args_) CallArgs;
     entered_ = now_ticks();
 }
 
