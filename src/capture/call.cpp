@@ -12,7 +12,7 @@
 namespace htrace::capture {
 namespace {
 
-thread_local int depth = 0;
+HTRACE_RANK_LOCAL int depth = 0;
 
 // One set per thread is enough: nested calls pass through without recording.
 struct Scratch {
@@ -23,7 +23,7 @@ struct Scratch {
     std::vector<int> indices;
     std::vector<MPI_Datatype> types;
 };
-thread_local Scratch scratch;
+HTRACE_RANK_LOCAL Scratch scratch;
 
 #ifdef MPI_F_STATUS_SIZE
 constexpr int kFortranStatusSize = MPI_F_STATUS_SIZE;
@@ -32,7 +32,7 @@ constexpr int kFortranStatusSize = static_cast<int>(sizeof(MPI_Status) / sizeof(
 #endif
 // Room for any library's Fortran status where the caller passed MPI_STATUS_IGNORE.
 constexpr int kOwnFortranStatusSize = 16;
-thread_local MPI_Fint own_fortran_status[kOwnFortranStatusSize];
+HTRACE_RANK_LOCAL MPI_Fint own_fortran_status[kOwnFortranStatusSize];
 
 bool is_init(Op op) { return op == Op::Init || op == Op::Init_thread; }
 

@@ -4,6 +4,8 @@
 // clock. Under SimGrid (HTRACE_SIMULATED) it is the simulation's clock, MPI_Wtime, in seconds: the
 // run traced is the simulated one.
 
+#include "capture/simulation.hpp"
+
 #include <chrono>
 #if defined(HTRACE_SIMULATED)
 #include <mpi.h>
@@ -12,14 +14,6 @@
 #endif
 
 namespace htrace::capture {
-
-// Whether this build runs inside SimGrid's simulation, every simulated rank a context of one process.
-inline constexpr bool kSimulatedRun =
-#if defined(HTRACE_SIMULATED)
-    true;
-#else
-    false;
-#endif
 
 inline double now_ticks() noexcept
 {

@@ -1,6 +1,6 @@
 #include "capture/signature.hpp"
 
-#include "capture/clock.hpp"
+#include "capture/simulation.hpp"
 
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
@@ -312,8 +312,8 @@ private:
 };
 static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 
-thread_local PathCache path_cache;
-thread_local SignatureStats stats;
+HTRACE_RANK_LOCAL PathCache path_cache;
+HTRACE_RANK_LOCAL SignatureStats stats;
 
 // What the stack holds `offset` bytes from the call's frame address.
 uintptr_t stack_slot(CallSite site, int32_t offset)

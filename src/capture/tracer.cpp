@@ -62,10 +62,10 @@ namespace {
 
 // POSIX I/O is recorded from the thread that started MPI: other threads' are the MPI library's own
 // (progress, process management) or interleave with the rank's calls in no order a trace can keep.
-thread_local bool started_mpi = false;
+HTRACE_RANK_LOCAL bool started_mpi = false;
 // Under MPI_THREAD_MULTIPLE, which of the rank's threads calls: 1, 2 ... in the order they first called
 // MPI (0: not known yet; the thread that started MPI has none).
-thread_local int64_t thread_number = 0;
+HTRACE_RANK_LOCAL int64_t thread_number = 0;
 
 constexpr size_t kOpaqueCount = 0
 #define HTRACE_OPAQUE(name) +1
