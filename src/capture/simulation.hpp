@@ -23,3 +23,11 @@ inline constexpr bool kSimulatedRun =
 #else
 #define HTRACE_RANK_LOCAL thread_local
 #endif
+
+#if defined(HTRACE_SIMULATED)
+namespace htrace::capture {
+// Whether SimGrid runs all simulated ranks on one copy of the program's globals (smpirun
+// -no-privatize): then they would share one tracer.
+bool ranks_share_globals();
+}  // namespace htrace::capture
+#endif

@@ -11,6 +11,7 @@
 #include "capture/python_frames.hpp"
 #include "capture/recording_gate.hpp"
 #include "capture/signature.hpp"
+#include "capture/simulation.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
 #include "merge/rank_merge.hpp"
@@ -444,9 +445,9 @@ HTRACE_HOT void record_call(Op op, const CallArgs& args, int rc, double entered,
 
 // ---- The life of the tracer -----------------------------------------------------------------------
 
-// Under SimGrid every simulated rank needs a copy of the tracer of its own, which SMPI's default
-// privatization gives it. With -no-privatize a second rank starts the same copy: the ranks' calls
-// would mix, so none is traced.
+// Under SimGrid every simulated rank needs a tracer of its own, which SMPI's privatization gives it.
+// With -no-privatize the ranks would share one and their calls mix: none is traced, before the
+// tracer makes a call of its own.
 HTRACE_COLD void Tracer::refuse_shared_copy()
 {
     static std::atomic<bool> said{false};
@@ -615,10 +616,12 @@ HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double en
     }
     if (op == Op::Init || op == Op::Init_thread) {
         if (rc != MPI_SUCCESS) return;
-        if (kSimulatedRun && tracing_process.load() == getpid()) {
+#ifdef HTRACE_SIMULATED
+        if (ranks_share_globals()) {
             refuse_shared_copy();
             return;
         }
+#endif
         std::lock_guard lock(mutex_);
         start(entered);
     }

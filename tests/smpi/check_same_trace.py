@@ -3,15 +3,20 @@
 
     check_same_trace.py --smpirun PATH --platform XML --smpi-traced-program PATH --h-trace PATH
                         --h-dump PATH --np N [--mpirun PATH] [--precision P] [--timeout SECONDS]
-                        [--keep] -- PROGRAM ARGS...
+                        [--smpirun-option OPTION]... [--shared-copy] [--keep] -- PROGRAM ARGS...
 
 1. Traces the real MPI build (PROGRAM): `mpirun -np N h-trace PROGRAM ARGS`.
 2. Runs the SMPI build linked with the tracer for SimGrid (libhtrace-smpi.a), which writes its own
    trace: `smpirun -platform XML -np N SMPI_TRACED_PROGRAM ARGS`.
+   --smpirun-option adds an option (--cfg=smpi/privatization:mmap).
 3. Requires both runs to print the same (they did the same work), and both traces, as h-dump shows
    them, to hold the same events with the same values and ranks, in the same loops. Left aside: the
    header (library, command, clocks), call-path signatures (two builds of the program, two sets of
    return addresses) and computation times (a real run's and a simulated one's).
+
+--shared-copy runs the SMPI build with -no-privatize instead, where the ranks would share one tracer,
+and requires the program to run as without the tracer (the same output, exit status 0), the tracer
+to say so in one line, and no trace.
 
 Both traces come from runs of two MPI libraries, each checked against the other: a value the tracer
 under SimGrid got wrong (a constant SMPI defines otherwise, a handle it converts otherwise) shows as
@@ -55,6 +60,8 @@ def parse_arguments(argv):
     parser.add_argument("--mpirun", help="mpirun to trace with (default: mpirun or mpiexec from PATH)")
     parser.add_argument("--precision", type=int, default=100, help="MERGE_PRECISION of both traces (default 100)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each run may take (default 120)")
+    parser.add_argument("--smpirun-option", action="append", default=[], help="an option for smpirun")
+    parser.add_argument("--shared-copy", action="store_true", help="run with -no-privatize: no trace, one line")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
     args = parser.parse_args(options)
     args.command = [os.path.abspath(command[0]) if os.path.exists(command[0]) else command[0]] + command[1:]
@@ -70,6 +77,17 @@ def events(args, trace, scratch):
     return [TIMES.sub("", SIGNATURE.sub("", line)) for line in body.splitlines()]
 
 
+def check_refusal(status, stdout, stderr, real_output, simulated):
+    refusals = [line for line in stderr.splitlines() if line.startswith("h-trace: no trace written: the simulated ranks")]
+    if status != 0 or program_output(stdout) != real_output:
+        raise TestFailure(f"with -no-privatize the program did not run as without the tracer (exit status {status})"
+                          f"\nstdout:\n{stdout}\nstderr:\n{stderr}")
+    if len(refusals) != 1 or simulated.exists():
+        raise TestFailure(f"with -no-privatize: {len(refusals)} refusal lines, trace written: {simulated.exists()}"
+                          f"\nstderr:\n{stderr}")
+    print("with -no-privatize: " + refusals[0], flush=True)
+
+
 def run_case(args, mpirun, scratch):
     environment = {"MERGE_PRECISION": str(args.precision)}
     real = scratch / "real.h"
@@ -80,9 +98,13 @@ def run_case(args, mpirun, scratch):
     real_output = program_output(stdout)
 
     simulated = scratch / "simulated.h"
-    command = [args.smpirun, "-platform", os.path.abspath(args.platform), "-np", str(args.np)] + QUIET + \
+    options = args.smpirun_option + (["-no-privatize"] if args.shared_copy else [])
+    command = [args.smpirun, "-platform", os.path.abspath(args.platform), "-np", str(args.np)] + QUIET + options + \
         [os.path.abspath(args.smpi_traced_program)] + args.command[1:]
     status, stdout, stderr = run(command, {**environment, "HTRACE_FILE": str(simulated)}, scratch, args.timeout)
+    if args.shared_copy:
+        check_refusal(status, stdout, stderr, real_output, simulated)
+        return
     if status != 0 or not simulated.is_file():
         raise TestFailure(f"tracing under SimGrid failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
     if program_output(stdout) != real_output:
