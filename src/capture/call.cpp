@@ -5,13 +5,14 @@
 #include "capture/tracer.hpp"
 #include "trace/hot_path.hpp"
 
+#include <cstring>
 #include <new>
 #include <vector>
 
 namespace htrace::capture {
 namespace {
 
-thread_local int depth = 0;
+HTRACE_RANK_LOCAL int depth = 0;
 
 // One set per thread is enough: nested calls pass through without recording.
 struct Scratch {
@@ -22,7 +23,7 @@ struct Scratch {
     std::vector<int> indices;
     std::vector<MPI_Datatype> types;
 };
-thread_local Scratch scratch;
+HTRACE_RANK_LOCAL Scratch scratch;
 
 #ifdef MPI_F_STATUS_SIZE
 constexpr int kFortranStatusSize = MPI_F_STATUS_SIZE;
@@ -31,9 +32,25 @@ constexpr int kFortranStatusSize = static_cast<int>(sizeof(MPI_Status) / sizeof(
 #endif
 // Room for any library's Fortran status where the caller passed MPI_STATUS_IGNORE.
 constexpr int kOwnFortranStatusSize = 16;
-thread_local MPI_Fint own_fortran_status[kOwnFortranStatusSize];
+HTRACE_RANK_LOCAL MPI_Fint own_fortran_status[kOwnFortranStatusSize];
 
 bool is_init(Op op) { return op == Op::Init || op == Op::Init_thread; }
+
+#ifdef HTRACE_SIMULATED
+// SimGrid's Fortran status is its C status, as integers, and it has no MPI_Status_f2c. Its Fortran
+// MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are variables of its own (its MPI_F_STATUS_IGNORE is 0).
+extern "C" MPI_Fint mpi_status_ignore_;
+extern "C" MPI_Fint mpi_statuses_ignore_;
+
+void status_f2c(const MPI_Fint* status, MPI_Status* c_status) { std::memcpy(c_status, status, sizeof *c_status); }
+bool fortran_status_ignored(const MPI_Fint* status) { return status == &mpi_status_ignore_; }
+bool fortran_statuses_ignored(const MPI_Fint* statuses) { return statuses == &mpi_statuses_ignore_; }
+#else
+// Some MPI libraries declare MPI_Status_f2c's Fortran status without const; none writes it.
+void status_f2c(const MPI_Fint* status, MPI_Status* c_status) { PMPI_Status_f2c(const_cast<MPI_Fint*>(status), c_status); }
+bool fortran_status_ignored(const MPI_Fint* status) { return status == MPI_F_STATUS_IGNORE; }
+bool fortran_statuses_ignored(const MPI_Fint* statuses) { return statuses == MPI_F_STATUSES_IGNORE; }
+#endif
 
 }  // namespace
 
@@ -84,19 +101,19 @@ const MPI_Request* Call::started_from_fortran(const MPI_Fint* requests, int coun
 
 MPI_Fint* Call::fortran_status_or_own(MPI_Fint* status)
 {
-    return status == MPI_F_STATUS_IGNORE ? own_fortran_status : status;
+    return fortran_status_ignored(status) ? own_fortran_status : status;
 }
 
 MPI_Fint* Call::fortran_statuses_or_own(MPI_Fint* statuses, int count)
 {
-    if (statuses != MPI_F_STATUSES_IGNORE) return statuses;
+    if (!fortran_statuses_ignored(statuses)) return statuses;
     scratch.fortran_statuses.resize(static_cast<size_t>(std::max(count, 1) * kOwnFortranStatusSize));
     return scratch.fortran_statuses.data();
 }
 
 const MPI_Status* Call::status_from_fortran(const MPI_Fint* status)
 {
-    PMPI_Status_f2c(status, &own_status_);
+    status_f2c(status, &own_status_);
     return &own_status_;
 }
 
@@ -112,7 +129,7 @@ const MPI_Status* Call::status_from_fortran_f08(const MPI_Fint* status)
 const MPI_Status* Call::statuses_from_fortran(const MPI_Fint* statuses, int count)
 {
     scratch.statuses.resize(static_cast<size_t>(std::max(count, 1)));
-    for (int i = 0; i < count; ++i) PMPI_Status_f2c(statuses + i * kFortranStatusSize, &scratch.statuses[size_t(i)]);
+    for (int i = 0; i < count; ++i) status_f2c(statuses + i * kFortranStatusSize, &scratch.statuses[size_t(i)]);
     return scratch.statuses.data();
 }
 

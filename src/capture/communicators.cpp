@@ -127,10 +127,22 @@ int64_t Communicators::group_key(MPI_Group group) const
     return static_cast<int64_t>((h ^ (h >> 31) ^ (h >> 62)) & 0x7fffffff);
 }
 
-std::optional<Topology> Communicators::topology(MPI_Comm comm)
+void Communicators::set_topology_kind(MPI_Comm comm, int kind)
+{
+    for (auto& entry : entries_) {
+        if (entry.comm == comm) entry.info.topology_kind = kind;
+    }
+}
+
+int Communicators::topology_kind(MPI_Comm comm)
 {
     int kind = MPI_UNDEFINED;
     PMPI_Topo_test(comm, &kind);
+    return kind;
+}
+
+std::optional<Topology> Communicators::topology(MPI_Comm comm, int kind)
+{
     if (kind == MPI_UNDEFINED) return std::nullopt;
     Topology t;
     int size = 1;

@@ -19,6 +19,7 @@ struct CommInfo {
     int rank = 0;
     bool inter = false;
     int remote_size = 0;
+    int topology_kind = MPI_UNDEFINED;  // MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH; kept where MPI_Topo_test is not
 };
 
 // The smallest id from `first` on that `used` does not hold: ids the same on every rank for the same
@@ -44,8 +45,12 @@ public:
     int remote_leader_world_rank(MPI_Comm comm) const;
     // A key of `group`'s members as world ranks: the same on every member, for the same members.
     int64_t group_key(MPI_Group group) const;
-    // `comm`'s topology as the caller sees it (its neighbours, for a graph); nullopt for none.
-    static std::optional<Topology> topology(MPI_Comm comm);
+    void set_topology_kind(MPI_Comm comm, int kind);
+    // What MPI_Topo_test says of `comm`.
+    static int topology_kind(MPI_Comm comm);
+    // `comm`'s topology of that kind as the caller sees it (its neighbours, for a graph); nullopt for
+    // none (MPI_UNDEFINED).
+    static std::optional<Topology> topology(MPI_Comm comm, int kind);
 
 private:
     CommInfo describe(MPI_Comm comm, int64_t id) const;

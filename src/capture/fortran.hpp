@@ -18,4 +18,8 @@ inline int index_from_fortran(MPI_Fint index) { return index == MPI_UNDEFINED ? 
 int send_peer_count(const Call& call);
 int recv_peer_count(const Call& call);
 
+// The MPI library's own definition of a Fortran entry point (`mpi_send_`), not the wrapper of the
+// same name, for libraries without `pmpi_` ones (SimGrid's SMPI). Aborts, saying so, where there is none.
+void* library_entry(const char* name);
+
 }  // namespace htrace::capture

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Generates the MPI wrappers and the operation list from mpi_functions.py and the mpi.h in use.
 
-usage: generate_wrappers.py MPICC OUT_DIR      (MPICC preprocesses mpi.h; or a preprocessed mpi.h file)
+usage: generate_wrappers.py [--foreign] MPICC OUT_DIR   (MPICC preprocesses mpi.h; or a preprocessed mpi.h file)
+
+--foreign: the mpi.h of another MPI than the one the trace's operation lists come from (SimGrid's
+SMPI, for the tracer's simulated build). Only the wrappers are written; modelled functions that mpi.h
+lacks are left out, prototypes that differ from the table's only in `const` follow mpi.h, opaque
+wrappers find their operation by name (the real build's list numbers them), and the Fortran wrappers
+call the library's own `mpi_x_` entry points (found at run time), since such a library need not have
+`pmpi_x_` ones. `use mpi_f08` entry points are left out.
 
 Writes into OUT_DIR:
   operation_list.inc   HTRACE_OPERATION(Name, kind) for every modelled function (read by src/trace)
@@ -129,9 +136,11 @@ F_AFTER = {
 }
 
 
-def c_wrapper(name, kind, params):
+def c_wrapper(name, kind, params, header_types=None):
     args = ", ".join(p[1] for p in params)
-    decl = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t[:-1]} *{n}" for t, n, _ in params) or "void"
+    types = header_types or [t for t, _, _ in params]
+    decl = ", ".join(f"{t} {n}" if not t.endswith("*") else f"{t[:-1]} *{n}"
+                     for t, (_, n, _) in zip(types, params)) or "void"
     lines = [f'extern "C" int MPI_{name}({decl})', "{",
              f"    htrace::capture::Call call(htrace::Op::{name}, HTRACE_CALL_SITE);",
              f"    if (!call.recording()) return PMPI_{name}({args});"]
@@ -180,11 +189,18 @@ def before_abort(errorcode):
     return [f"    if (call.recording()) htrace::capture::before_abort({errorcode});"]
 
 
-def c_opaque_wrapper(name, index, proto_params, arg_names):
+def opaque_operation(name, index, foreign):
+    """The expression a wrapper of an unmodelled function records its operation as."""
+    if foreign:
+        return f'[] {{ static const htrace::Op op = htrace::operation_by_name("MPI_{name}"); return op; }}()'
+    return f"htrace::opaque_operation({index})"
+
+
+def c_opaque_wrapper(name, index, proto_params, arg_names, foreign=False):
     args = ", ".join(arg_names)
     return "\n".join([
         f'extern "C" int MPI_{name}({proto_params})', "{",
-        f"    htrace::capture::Call call(htrace::opaque_operation({index}), HTRACE_CALL_SITE);"]
+        f"    htrace::capture::Call call({opaque_operation(name, index, foreign)}, HTRACE_CALL_SITE);"]
         + (before_abort(arg_names[1]) if name == "Abort" else []) + [
         f"    if (!call.recording()) return PMPI_{name}({args});",
         f"    const int rc = PMPI_{name}({args});",
@@ -238,7 +254,16 @@ def fortran_params(name, params):
     return params
 
 
-def fortran_wrapper(name, kind, params, flavour):
+def fortran_target(target, impl, decl, foreign):
+    """How a Fortran wrapper reaches the library: its declaration before the wrapper, and the line
+    that starts the wrapper's body. A foreign library's own entry point has the wrapper's name."""
+    if not foreign:
+        return [f'extern "C" void {target}({decl}) __attribute__((weak));', ""], []
+    return [], [f"    using Entry = void (*)({decl});",
+                f'    static const auto {target} = reinterpret_cast<Entry>(htrace::capture::library_entry("{impl}"));']
+
+
+def fortran_wrapper(name, kind, params, flavour, foreign=False):
     """flavour 'f77' (mpif.h and `use mpi`) or 'f08' (`use mpi_f08`, optional ierror)."""
     fparams = fortran_params(name, params)
     lengths = fortran_string_lengths(fparams)
@@ -277,8 +302,8 @@ def fortran_wrapper(name, kind, params, flavour):
         pass_args.append(arg)
     pass_args.append("ierror")
     pass_args += lengths
-    lines = [f'extern "C" void {target}({decl}) __attribute__((weak));', "",
-             f'extern "C" void {impl}({decl})', "{",
+    declared, reached = fortran_target(target, impl, decl, foreign)
+    lines = declared + [f'extern "C" void {impl}({decl})', "{"] + reached + [
              f"    htrace::capture::Call call(htrace::Op::{name}, HTRACE_CALL_SITE);",
              f"    if (!call.recording()) {{ {target}({args}); return; }}"]
     if body or late or after:
@@ -309,7 +334,7 @@ def fortran_opaque_arity(proto_params):
     return len(params) + 1 + strings
 
 
-def fortran_opaque_wrapper(name, index, arity, flavour):
+def fortran_opaque_wrapper(name, index, arity, flavour, foreign=False):
     # The Fortran bindings pass every argument by reference (and string lengths by value, in the
     # same registers), so pointer-sized pass-through is exact for the arguments the binding has.
     decl = ", ".join(f"void* a{i}" for i in range(arity))
@@ -317,9 +342,9 @@ def fortran_opaque_wrapper(name, index, arity, flavour):
     suffix = "_f08_" if flavour == "f08" else "_"
     impl = f"mpi_{name.lower()}{suffix}"
     target = f"pmpi_{name.lower()}{suffix}"
-    lines = [f'extern "C" void {target}({decl}) __attribute__((weak));',
-             f'extern "C" void {impl}({decl})', "{",
-             f"    htrace::capture::Call call(htrace::opaque_operation({index}), HTRACE_CALL_SITE);"]
+    declared, reached = fortran_target(target, impl, decl, foreign)
+    lines = declared + [f'extern "C" void {impl}({decl})', "{"] + reached + [
+             f"    htrace::capture::Call call({opaque_operation(name, index, foreign)}, HTRACE_CALL_SITE);"]
     if name == "Abort":
         lines += before_abort("*static_cast<const MPI_Fint*>(a1)")
     lines += [f"    {target}({args});",
@@ -342,8 +367,14 @@ HEADER = """// Generated by src/capture/generate_wrappers.py from src/capture/mp
 """
 
 
+def same_but_const(header_types, table_types):
+    strip = lambda types: [t.replace("const ", "") for t in types]
+    return strip(header_types) == strip(table_types)
+
+
 def main():
-    source, out_dir = sys.argv[1], sys.argv[2]
+    foreign = sys.argv[1] == "--foreign"
+    source, out_dir = sys.argv[1 + foreign], sys.argv[2 + foreign]
     if source.endswith(".i"):
         with open(source) as f:
             preprocessed = f.read()
@@ -357,13 +388,15 @@ def main():
         params = parse_params(text)
         key = "MPI_" + name
         if key not in protos:
+            if foreign:
+                continue
             sys.exit(f"generate_wrappers: MPI_{name} is in mpi_functions.py but not in this mpi.h")
         ret, types, proto_params = protos[key]
         ours = [t for t, _, _ in params]
-        if types != ours:
+        if types != ours and not (foreign and same_but_const(types, ours)):
             sys.exit(f"generate_wrappers: MPI_{name}: mpi.h has ({', '.join(types)}), "
                      f"mpi_functions.py has ({', '.join(ours)})")
-        modelled[name] = (kind, params, proto_params)
+        modelled[name] = (kind, params, types)
 
     opaque = []
     for key in sorted(protos):
@@ -376,6 +409,9 @@ def main():
         opaque.append((name, proto_params))
 
     os.makedirs(out_dir, exist_ok=True)
+    write_wrappers(out_dir, modelled, opaque, foreign)
+    if foreign:
+        return
     with open(os.path.join(out_dir, "operation_list.inc"), "w") as f:
         f.write("// Generated from src/capture/mpi_functions.py. Do not edit.\n")
         for name, (kind, _, _) in modelled.items():
@@ -390,27 +426,30 @@ def main():
         for name, _ in opaque:
             f.write(f'HTRACE_OPAQUE("MPI_{name}")\n')
 
+
+def write_wrappers(out_dir, modelled, opaque, foreign):
     with open(os.path.join(out_dir, "wrappers_c.cpp"), "w") as f:
         f.write(HEADER + "\n")
-        for name, (kind, params, proto_params) in modelled.items():
-            f.write(c_wrapper(name, kind, params))
+        for name, (kind, params, header_types) in modelled.items():
+            f.write(c_wrapper(name, kind, params, header_types))
             f.write("\n")
         for index, (name, proto_params) in enumerate(opaque):
             decl, names = named_params(proto_params)
-            f.write(c_opaque_wrapper(name, index, decl, names))
+            f.write(c_opaque_wrapper(name, index, decl, names, foreign))
             f.write("\n")
 
+    flavours = ["f77"] if foreign else ["f77", "f08"]
     with open(os.path.join(out_dir, "wrappers_fortran.cpp"), "w") as f:
         f.write(HEADER + '#include "capture/fortran.hpp"\n\n')
         for name, (kind, params, _) in modelled.items():
-            f.write(fortran_wrapper(name, kind, params, "f77"))
-            f.write(fortran_wrapper(name, kind, params, "f08"))
+            for flavour in flavours:
+                f.write(fortran_wrapper(name, kind, params, flavour, foreign))
         for index, (name, proto_params) in enumerate(opaque):
             if name in mpi_functions.FORTRAN_DIFFERENT:
                 continue
             arity = fortran_opaque_arity(proto_params)
-            f.write(fortran_opaque_wrapper(name, index, arity, "f77"))
-            f.write(fortran_opaque_wrapper(name, index, arity, "f08"))
+            for flavour in flavours:
+                f.write(fortran_opaque_wrapper(name, index, arity, flavour, foreign))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 #include "capture/signature.hpp"
 
+#include "capture/simulation.hpp"
+
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
 
@@ -20,9 +22,27 @@
 namespace htrace::capture {
 namespace {
 
+// SimGrid loads a copy of the program for every simulated rank, named PROGRAM_PID_RANK.so: all
+// copies are one module, PROGRAM.
+std::string_view simulated_program_name(std::string_view name)
+{
+    if (!name.ends_with(".so")) return name;
+    std::string_view stem = name.substr(0, name.size() - 3);
+    for (int number = 0; number < 2; ++number) {
+        const size_t underscore = stem.rfind('_');
+        if (underscore == std::string_view::npos || underscore + 1 == stem.size()) return name;
+        if (!std::all_of(stem.begin() + underscore + 1, stem.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+            return name;
+        }
+        stem = stem.substr(0, underscore);
+    }
+    return stem;
+}
+
 uint64_t module_frame(std::string_view name, uintptr_t address, uintptr_t module_start)
 {
     if (auto slash = name.rfind('/'); slash != std::string_view::npos) name.remove_prefix(slash + 1);
+    if (kSimulatedRun) name = simulated_program_name(name);
     return mix64(hash_text(name) ^ (address - module_start));
 }
 
@@ -292,8 +312,8 @@ private:
 };
 static_assert(sizeof(PathNode) == 32 && sizeof(PathTail) == 128);
 
-thread_local PathCache path_cache;
-thread_local SignatureStats stats;
+HTRACE_RANK_LOCAL PathCache path_cache;
+HTRACE_RANK_LOCAL SignatureStats stats;
 
 // What the stack holds `offset` bytes from the call's frame address.
 uintptr_t stack_slot(CallSite site, int32_t offset)

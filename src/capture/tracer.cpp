@@ -11,6 +11,7 @@
 #include "capture/python_frames.hpp"
 #include "capture/recording_gate.hpp"
 #include "capture/signature.hpp"
+#include "capture/simulation.hpp"
 #include "merge/loop_folding.hpp"
 #include "merge/radix_reduce.hpp"
 #include "merge/rank_merge.hpp"
@@ -21,6 +22,7 @@
 #include "trace/trace_file.hpp"
 #include "trace/utf8.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -61,10 +63,10 @@ namespace {
 
 // POSIX I/O is recorded from the thread that started MPI: other threads' are the MPI library's own
 // (progress, process management) or interleave with the rank's calls in no order a trace can keep.
-thread_local bool started_mpi = false;
+HTRACE_RANK_LOCAL bool started_mpi = false;
 // Under MPI_THREAD_MULTIPLE, which of the rank's threads calls: 1, 2 ... in the order they first called
 // MPI (0: not known yet; the thread that started MPI has none).
-thread_local int64_t thread_number = 0;
+HTRACE_RANK_LOCAL int64_t thread_number = 0;
 
 constexpr size_t kOpaqueCount = 0
 #define HTRACE_OPAQUE(name) +1
@@ -136,6 +138,13 @@ struct MatchedMessage {
     int tag;
 };
 
+// How long the merge at MPI_Finalize took: on the host, and in the traced run's own clock (the
+// simulation's, under SimGrid; otherwise the same as the host's).
+struct MergeTime {
+    double host_seconds;
+    double run_seconds;
+};
+
 class Tracer {
 public:
     bool active() const { return tracing.load(std::memory_order_relaxed); }
@@ -149,6 +158,7 @@ private:
     void stop(double entered, uint64_t signature);
     void print_signature_stats();
     void fail_at_start(const std::string& message, bool print);
+    void refuse_shared_copy();
     double seconds_per_tick() const;
     std::string part_path() const { return config_.file + ".part." + std::to_string(world_rank_); }
     void write_part(const std::string& reason);
@@ -169,7 +179,7 @@ private:
     void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
     void add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc);
     bool write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
-                     std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds);
+                     std::map<int64_t, std::string> topologies, double traced_seconds, MergeTime merge_time);
 
     // Application threads that call MPI at once (MPI_THREAD_MULTIPLE) take turns with it; the partial
     // writer takes it too, then closes the gate that every recording passes.
@@ -265,7 +275,8 @@ HTRACE_INLINE int64_t relative_peer(int peer, const CommInfo& comm)
 {
     if (peer == MPI_ANY_SOURCE) return kAnySource;
     if (peer == MPI_PROC_NULL) return kProcNull;
-    if (peer == MPI_ROOT) return kRootSelf;
+    // MPI_ROOT only means something on an intercommunicator (SimGrid's is 0, an ordinary rank).
+    if (comm.inter && peer == MPI_ROOT) return kRootSelf;
     if (comm.inter) {
         // A rank of the remote group, relative to the caller's rank in its own group, which may be
         // larger than the remote group.
@@ -434,6 +445,19 @@ HTRACE_HOT void record_call(Op op, const CallArgs& args, int rc, double entered,
 
 // ---- The life of the tracer -----------------------------------------------------------------------
 
+// Under SimGrid every simulated rank needs a tracer of its own, which SMPI's privatization gives it.
+// With -no-privatize the ranks would share one and their calls mix: none is traced, before the
+// tracer makes a call of its own.
+HTRACE_COLD void Tracer::refuse_shared_copy()
+{
+    static std::atomic<bool> said{false};
+    tracing.store(false);
+    if (said.exchange(true)) return;
+    std::fprintf(stderr, "h-trace: no trace written: the simulated ranks share one copy of the tracer; run smpirun "
+                         "with SMPI's privatization (without -no-privatize)\n");
+    std::fflush(stderr);
+}
+
 HTRACE_COLD void Tracer::fail_at_start(const std::string& message, bool print)
 {
     if (print) std::fprintf(stderr, "h-trace: %s\n", message.c_str());
@@ -489,6 +513,9 @@ HTRACE_COLD void Tracer::start(double entered)
     tracing_process.store(getpid());
     tracing.store(true);
 
+    // Under SimGrid every simulated rank is a context of one process, and SimGrid reports a crash
+    // itself: a writer thread and signal handlers per rank would only get in each other's way.
+    if (kSimulatedRun) return;
     // SIGTERM and SIGINT go to every rank: rank 0 alone says so. A crash is the rank's own.
     EarlyEndHooks hooks;
     hooks.write_part = [this](const std::string& reason) { write_part(reason); };
@@ -505,6 +532,7 @@ HTRACE_COLD void Tracer::start(double entered)
 
 double Tracer::seconds_per_tick() const
 {
+    if (kSimulatedRun) return 1.0;  // the clock is MPI_Wtime already
     return (steady_seconds() - calibration_seconds_) / std::max(1.0, now_ticks() - calibration_ticks_);
 }
 
@@ -588,6 +616,12 @@ HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double en
     }
     if (op == Op::Init || op == Op::Init_thread) {
         if (rc != MPI_SUCCESS) return;
+#ifdef HTRACE_SIMULATED
+        if (ranks_share_globals()) {
+            refuse_shared_copy();
+            return;
+        }
+#endif
         std::lock_guard lock(mutex_);
         start(entered);
     }
@@ -668,16 +702,17 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     rename_file_names(mine, job.file_names.renamed);
 
     const double merge_start = steady_seconds();
+    const double merge_start_ticks = now_ticks();
     MergeRule rule{config_.precision, config_.histogram};
     rule.significant_compute_seconds = significant_compute_seconds(slowest);
     ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule, job.cancels_requests);
-    const double merge_seconds = steady_seconds() - merge_start;
+    const MergeTime merge_time{steady_seconds() - merge_start, (now_ticks() - merge_start_ticks) * seconds_per_tick()};
     int written = 0;
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) {
             written = write_trace(std::move(*reduced.merged), std::move(job.file_names.job_names), std::move(job.topologies),
-                                  slowest, merge_seconds)
+                                  slowest, merge_time)
                           ? 1
                           : 0;
         }
@@ -738,7 +773,7 @@ HTRACE_COLD void Tracer::print_signature_stats()
 }
 
 HTRACE_COLD bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
-                         std::map<int64_t, std::string> topologies, double traced_seconds, double merge_seconds)
+                         std::map<int64_t, std::string> topologies, double traced_seconds, MergeTime merge_time)
 {
     Trace trace;
     trace.header.ranks = world_size_;
@@ -768,8 +803,11 @@ HTRACE_COLD bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::str
     const double write_seconds = steady_seconds() - write_start;
     std::error_code size_error;
     const auto bytes = std::filesystem::file_size(config_.file, size_error);
-    std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %ju bytes; merge %.3f s, write %.3f s)\n", config_.file.c_str(),
-                 world_size_, static_cast<uintmax_t>(size_error ? 0 : bytes), merge_seconds, write_seconds);
+    // Under SimGrid the merge also takes simulated time: what it would take on the simulated platform.
+    const std::string simulated = kSimulatedRun ? " (simulated " + std::to_string(merge_time.run_seconds) + " s)" : "";
+    std::fprintf(stderr, "h-trace: wrote %s (%d ranks, %ju bytes; merge %.3f s%s, write %.3f s)\n", config_.file.c_str(),
+                 world_size_, static_cast<uintmax_t>(size_error ? 0 : bytes), merge_time.host_seconds, simulated.c_str(),
+                 write_seconds);
     return true;
 }
 
@@ -870,9 +908,30 @@ HTRACE_INLINE void Tracer::describe(RecordedCall& call, const CallArgs& args, in
     }
 }
 
+namespace {
+
+// The kind of topology a communicator just made has. SMPI has no MPI_Topo_test (it aborts the
+// simulation): under SimGrid the kind follows from the call that made the communicator, a duplicate
+// keeping its parent's.
+int made_topology_kind(Op op, MPI_Comm made, int parent_kind)
+{
+    if (!kSimulatedRun) return Communicators::topology_kind(made);
+    switch (op) {
+    case Op::Cart_create:
+    case Op::Cart_sub: return MPI_CART;
+    case Op::Graph_create: return MPI_GRAPH;
+    case Op::Dist_graph_create:
+    case Op::Dist_graph_create_adjacent: return MPI_DIST_GRAPH;
+    default: return parent_kind;
+    }
+}
+
+}  // namespace
+
 HTRACE_COLD void Tracer::add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc)
 {
     call.add(Role::comm, comm.id);
+    const int parent_topology_kind = comm.topology_kind;  // `comm` may move as communicators are added
     const bool made = rc == MPI_SUCCESS && args.newcomm != MPI_COMM_NULL;
     if (made) {
         const CommInfo& created = comms_.add(args.newcomm);
@@ -891,7 +950,9 @@ HTRACE_COLD void Tracer::add_creation(RecordedCall& call, const CallArgs& args, 
     // neighbourhood collectives.
     if (is_one_of(call.op, {Op::Cart_create, Op::Cart_sub, Op::Graph_create, Op::Dist_graph_create,
                             Op::Dist_graph_create_adjacent, Op::Comm_dup, Op::Comm_dup_with_info})) {
-        const auto topology = made ? Communicators::topology(args.newcomm) : std::nullopt;
+        const int kind = made ? made_topology_kind(call.op, args.newcomm, parent_topology_kind) : MPI_UNDEFINED;
+        if (made) comms_.set_topology_kind(args.newcomm, kind);
+        const auto topology = made ? Communicators::topology(args.newcomm, kind) : std::nullopt;
         int64_t key = kNoComm;
         if (topology) {
             const std::string text = topology_text(*topology);
@@ -1338,7 +1399,11 @@ HTRACE_INLINE void Tracer::add_collective(RecordedCall& call, const CallArgs& ar
                               : 0);
     }
     // The root is the same rank for every member, so it is kept as it is, not relative.
-    if (rooted) call.add(Role::root, args.root == MPI_ROOT ? kRootSelf : args.root == MPI_PROC_NULL ? kProcNull : args.root);
+    if (rooted) {
+        call.add(Role::root, comm.inter && args.root == MPI_ROOT ? kRootSelf
+                             : args.root == MPI_PROC_NULL         ? kProcNull
+                                                                  : args.root);
+    }
     call.add(Role::comm, comm.id);
 }
 
@@ -1349,16 +1414,33 @@ HTRACE_INLINE void Tracer::add_collective(RecordedCall& call, const CallArgs& ar
 namespace htrace::capture {
 
 extern "C" {
-// Open MPI's and MPICH's Fortran MPI_IN_PLACE; weak so that either library (or none) links.
+// Open MPI's, MPICH's and SimGrid's Fortran MPI_IN_PLACE; weak so that any library (or none) links.
 extern int mpi_fortran_in_place_ __attribute__((weak));
 extern void* MPIR_F_MPI_IN_PLACE __attribute__((weak));
+extern int mpi_in_place_ __attribute__((weak));
 }
 
 const void* fortran_buffer(const void* buffer)
 {
     if (&mpi_fortran_in_place_ != nullptr && buffer == &mpi_fortran_in_place_) return MPI_IN_PLACE;
     if (&MPIR_F_MPI_IN_PLACE != nullptr && buffer == MPIR_F_MPI_IN_PLACE) return MPI_IN_PLACE;
+    if (&mpi_in_place_ != nullptr && buffer == &mpi_in_place_) return MPI_IN_PLACE;
     return buffer;
+}
+
+void* library_entry(const char* name)
+{
+    Dl_info info{};
+    void* library = nullptr;
+    if (dladdr(reinterpret_cast<void*>(&PMPI_Init), &info) != 0 && info.dli_fname != nullptr) {
+        library = dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    }
+    void* entry = library != nullptr ? dlsym(library, name) : nullptr;
+    if (entry == nullptr) {
+        std::fprintf(stderr, "h-trace: the MPI library has no %s\n", name);
+        std::abort();
+    }
+    return entry;
 }
 
 int send_peer_count(const Call& call) { return peer_count(call.op(), call.args().comm, true); }

@@ -65,8 +65,11 @@ private:
 
 OpaqueNames& opaque_names()
 {
-    static OpaqueNames names;
-    return names;
+    // Never destroyed: wrappers may still name operations while the process exits. (And under
+    // SimGrid every simulated rank makes its own, in its own copy of this pointer, which one
+    // destructor at exit could not stand for.)
+    static OpaqueNames* names = new OpaqueNames;
+    return *names;
 }
 
 }  // namespace
