@@ -287,58 +287,8 @@ std::vector<uint64_t> frequent_keys(const Sequence& seq)
     return keys;
 }
 
-// How many calls `node` stands for whose shape key is `key`, at any depth (a loop's count as the
-// mean of its histogram).
-uint64_t calls_of(const Node& node, uint64_t key, uint64_t runs)
-{
-    if (shape_key(node) == key) return node.is_event() ? runs : body_runs(node.loop().iterations, runs);
-    if (node.is_event()) return 0;
-    const uint64_t body = body_runs(node.loop().iterations, runs);
-    uint64_t calls = 0;
-    for (const auto& inner : node.loop().body) calls += calls_of(inner, key, body);
-    return calls;
-}
-
-// Where the rank's steps hold collectives on the world, the anchor is the world collective the rank
-// calls least often but at least twice (ties: the one met first), whatever its point-to-point
-// calls. Every rank of an SPMD code makes the same world collectives as often, so every rank cuts
-// at the same one, and its outermost phase (amr's rebalance) becomes the outer loop; the steps
-// within (its time steps, the rounds that settle the refinement) fold inside at the next depth by
-// the same rule. Choosing by the size of the result instead, ranks whose messages differ cut at
-// different collectives and fold loops of different shapes, which the merge across ranks cannot
-// pair: a trace that grows with the ranks. Zero where there is none.
-uint64_t world_collective_anchor(const Sequence& seq)
-{
-    // Where fold_at can cut: at top level, or in the body of a top-level loop; in the order met.
-    std::vector<uint64_t> keys;
-    const auto consider = [&](const Node& node) {
-        const uint64_t key = shape_key(node);
-        if (is_world_collective(node) && std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
-    };
-    for (const auto& node : seq) {
-        consider(node);
-        if (node.is_loop()) {
-            for (const auto& inner : node.loop().body) consider(inner);
-        }
-    }
-    uint64_t anchor = 0;
-    uint64_t fewest = 0;
-    for (const uint64_t key : keys) {
-        uint64_t calls = 0;
-        for (const auto& node : seq) calls += calls_of(node, key, 1);
-        if (calls >= 2 && (anchor == 0 || calls < fewest)) {
-            fewest = calls;
-            anchor = key;
-        }
-    }
-    return anchor;
-}
-
 Sequence fold_best(Sequence seq, const MergeRule& rule, Rank rank, int depth)
 {
-    if (const uint64_t anchor = world_collective_anchor(seq); anchor != 0) {
-        if (auto folded = fold_at(seq, anchor, rule, rank, depth)) return std::move(*folded);
-    }
     std::optional<Sequence> best;
     for (const uint64_t key : frequent_keys(seq)) {
         auto folded = fold_at(seq, key, rule, rank, depth);
@@ -391,58 +341,6 @@ void one_completed_set_per_call(Sequence& seq, const MergeRule& rule, Rank rank)
     });
 }
 
-// The rank's sequence with the loops the folder made around collectives on the world unrolled,
-// so that every world collective is at top level, where fold_at can cut at it. The folder folds
-// what repeats call for call, which depends on the rank's own messages: in amr one rank folded its
-// first time steps, another its rebalances 2 to 5 starting mid-step, a third nothing, and steps cut
-// from such different loops merged into loops of different shapes on each rank. Unrolled, every
-// rank cuts the same calls. Only within kMaxFlatNodes: a longer run keeps the folder's loops.
-constexpr size_t kMaxFlatNodes = 4 * kMaxUnrolledNodes;
-
-bool holds_world_collective(const Node& node)
-{
-    return any_event(node, [](const Event& e) {
-        const Value* comm = e.find(Role::comm);
-        return is_collective_or_creation(e.op) && comm != nullptr && *comm == Value(kWorldComm);
-    });
-}
-
-// Only loops whose values are all exact: a copy of a body whose values the folder merged into
-// histograms would carry the whole histogram, and the copies together would count its calls (and
-// the runs of its inner loops) once per copy.
-bool unrolls(const Node& node)
-{
-    return node.is_loop() && node.loop().iterations.is_exact() && holds_world_collective(node) &&
-           all_exact(node.loop().body);
-}
-
-void append_flat(Sequence& out, Node node)
-{
-    if (!unrolls(node)) {
-        out.push_back(std::move(node));
-        return;
-    }
-    Sequence copies;
-    append_unrolled(copies, std::move(node.loop()));
-    for (auto& inner : copies) append_flat(out, std::move(inner));
-}
-
-Sequence unroll_around_world_collectives(Sequence seq)
-{
-    size_t flat = 0;
-    const std::function<size_t(const Node&)> flat_size = [&](const Node& node) -> size_t {
-        if (!unrolls(node)) return 1 + (node.is_loop() ? nested_size(node.loop().body) : 0);
-        size_t body = 0;
-        for (const auto& inner : node.loop().body) body += flat_size(inner);
-        return body * static_cast<size_t>(std::max<int64_t>(node.loop().iterations.exact(), 0));
-    };
-    for (const auto& node : seq) flat += flat_size(node);
-    if (flat > kMaxFlatNodes) return seq;
-    Sequence out;
-    for (auto& node : seq) append_flat(out, std::move(node));
-    return out;
-}
-
 }  // namespace
 
 Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank)
@@ -450,7 +348,6 @@ Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank)
     // Which request a cancel hits is the rank's own history, which calls made optional would lose.
     if (!may_merge_iterations(Value(1), Value(0), rule) || cancels_requests(seq)) return seq;
     one_completed_set_per_call(seq, rule, rank);
-    seq = unroll_around_world_collectives(std::move(seq));
     return fold_best(std::move(seq), rule, rank, 0);
 }
 
