@@ -4,17 +4,20 @@ counts, with trace size, the merge's time, memory, and the replay of each trace.
 
     smpi_scale.py BUILD [--ranks 64,256,1024,4096] [--programs stencil,amr,...] [--precisions 100,0]
                   [--platform platforms/cluster.xml] [--privatization mmap|dlopen] [--no-replay]
-                  [--timeout SECONDS] [--csv FILE]
+                  [--host-time] [--keep-traces DIR] [--timeout SECONDS] [--csv FILE]
 
 BUILD is a build directory with libhtrace-smpi.a and h-replay-smpi. Each program is compiled twice
 with smpicc into a scratch directory: linked whole with the tracer (its debug information stripped,
 since SimGrid copies the program for every simulated rank), and with tests/smpi/job_timer.c. Per
 program, rank count and precision:
 
-- traced: `smpirun -np N PROGRAM` with MERGE_PRECISION, host time counted as simulated computation at
-  the platform's host speed (1 Gflop per host second), so the merge at MPI_Finalize takes the
-  simulated time it would take on the platform. The tracer prints the trace's bytes and the merge's
-  host and simulated time; `/usr/bin/time` gives the simulation's wall time and peak resident set.
+- traced: `smpirun -np N PROGRAM` with MERGE_PRECISION, communication only (`smpi/simulate-computation:no`),
+  so the merge's simulated time at MPI_Finalize is that of its messages over the platform, the same
+  on every run. With --host-time, host time between MPI calls counts as simulated computation at the
+  platform's host speed (1 Gflop per host second), the merge's own work included; it then varies with
+  the host's load, and the simulation takes twice as long. The tracer prints the trace's bytes and
+  the merge's host and simulated time; `/usr/bin/time` gives the simulation's wall time and peak
+  resident set.
 - untraced: the job_timer build, communication only (`smpi/simulate-computation:no`, `smpi/test:0`,
   as tests/smpi/check_fidelity.py runs it): its simulated time and peak resident set. The tracer's
   memory per simulated rank is the traced run's peak minus this one's, over N.
@@ -55,7 +58,8 @@ COMMUNICATION_ONLY = ["--cfg=smpi/simulate-computation:no", "--cfg=smpi/test:0"]
 WROTE = re.compile(r"h-trace: wrote \S+ \((\d+) ranks, (\d+) bytes; merge ([0-9.]+) s \(simulated ([0-9.]+) s\)")
 JOB_TIME = re.compile(r"^job_timer: ([0-9.eE+-]+) s$", re.MULTILINE)
 TIMED = re.compile(r"^scale_wall ([0-9.]+) maxrss_kib (\d+)$", re.MULTILINE)
-FIELDS = ["program", "ranks", "precision", "privatization", "trace_bytes", "merge_host_s", "merge_simulated_s", "traced_wall_s",
+UNTRACED = {}  # (program, ranks) -> (peak resident set, job_timer lines)
+FIELDS = ["program", "ranks", "precision", "privatization", "host_time", "trace_bytes", "merge_host_s", "merge_simulated_s", "traced_wall_s",
           "traced_rss_kib", "untraced_rss_kib", "tracer_kib_per_rank", "application_simulated_s",
           "replay_simulated_s", "replay_ratio", "replay_wall_s", "replay_rss_kib"]
 
@@ -94,21 +98,26 @@ def smpirun(args, ranks, options, program):
 
 def one_case(args, name, built, ranks, precision, scratch):
     traced, timed = built
-    trace = scratch / f"{name}-{ranks}-p{precision}.h"
+    trace = (args.keep_traces or scratch) / f"{name}-{ranks}-p{precision}.h"
     env = dict(os.environ, HTRACE_FILE=str(trace), MERGE_PRECISION=str(precision))
-    stderr, traced_wall, traced_rss = timed_run(smpirun(args, ranks, COUNT_HOST_TIME, traced) +
+    traced_options = COUNT_HOST_TIME if args.host_time else COMMUNICATION_ONLY
+    stderr, traced_wall, traced_rss = timed_run(smpirun(args, ranks, traced_options, traced) +
                                                 PROGRAMS[name], env, scratch, args.timeout)
     wrote = WROTE.search(stderr)
     if wrote is None:
         raise RuntimeError(f"{name} at {ranks} ranks wrote no trace:\n{stderr[-3000:]}")
     row = {"program": name, "ranks": ranks, "precision": precision, "privatization": args.privatization,
+           "host_time": "yes" if args.host_time else "no",
            "trace_bytes": int(wrote[2]),
            "merge_host_s": float(wrote[3]), "merge_simulated_s": float(wrote[4]), "traced_wall_s": traced_wall,
            "traced_rss_kib": traced_rss}
 
-    stderr, _, untraced_rss = timed_run(smpirun(args, ranks, COMMUNICATION_ONLY, timed) + PROGRAMS[name],
-                                        dict(os.environ), scratch, args.timeout)
-    times = JOB_TIME.findall(stderr)
+    # The untraced run is the same at every precision: once per program and rank count.
+    if (name, ranks) not in UNTRACED:
+        stderr, _, rss = timed_run(smpirun(args, ranks, COMMUNICATION_ONLY, timed) + PROGRAMS[name],
+                                   dict(os.environ), scratch, args.timeout)
+        UNTRACED[(name, ranks)] = (rss, JOB_TIME.findall(stderr))
+    untraced_rss, times = UNTRACED[(name, ranks)]
     row["untraced_rss_kib"] = untraced_rss
     row["tracer_kib_per_rank"] = round((traced_rss - untraced_rss) / ranks, 1)
     row["application_simulated_s"] = float(times[0]) if times else ""
@@ -122,7 +131,8 @@ def one_case(args, name, built, ranks, precision, scratch):
         replay = json.loads(report.read_text())["replay_seconds"]
         row.update(replay_simulated_s=replay, replay_wall_s=replay_wall, replay_rss_kib=replay_rss,
                    replay_ratio=round(replay / row["application_simulated_s"], 4) if times else "")
-    trace.unlink(missing_ok=True)
+    if not args.keep_traces:
+        trace.unlink(missing_ok=True)
     return row
 
 
@@ -135,11 +145,16 @@ def main():
     parser.add_argument("--platform", type=pathlib.Path, default=ROOT / "platforms" / "cluster.xml")
     parser.add_argument("--privatization", choices=["mmap", "dlopen"], default="mmap")
     parser.add_argument("--no-replay", action="store_true")
+    parser.add_argument("--host-time", action="store_true", help="count host time as simulated computation")
+    parser.add_argument("--keep-traces", type=pathlib.Path, help="keep the traces in this directory")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--csv", type=pathlib.Path)
     args = parser.parse_args()
     args.build = args.build.resolve()
     args.platform = args.platform.resolve()
+    if args.keep_traces:
+        args.keep_traces = args.keep_traces.resolve()
+        args.keep_traces.mkdir(parents=True, exist_ok=True)
     names = args.programs.split(",")
     out = open(args.csv, "a") if args.csv else None
     header = ",".join(FIELDS)

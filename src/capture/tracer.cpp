@@ -750,9 +750,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     if (config_.stats) print_signature_stats();
     // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place. Meanwhile the
     // other ranks sleep rather than spin in MPI_Finalize: rank 0 is still writing.
-    MPI_Request request = MPI_REQUEST_NULL;
-    PMPI_Ibcast(&written, 1, MPI_INT, 0, own_comm_, &request);
-    wait_politely(request);
+    broadcast_politely(&written, 1, MPI_INT, own_comm_);
     if (written) unlink(part_path().c_str());
     PMPI_Comm_free(&own_comm_);
 }

@@ -33,6 +33,19 @@ void wait_politely(MPI_Request& request)
     }
 }
 
+void broadcast_politely(void* buffer, int count, MPI_Datatype type, MPI_Comm comm)
+{
+#ifdef HTRACE_SIMULATED
+    // SMPI's non-blocking broadcast sends from the root to every rank in turn, so the last rank has
+    // it after a time that grows with the rank count; its blocking one is a tree.
+    PMPI_Bcast(buffer, count, type, 0, comm);
+#else
+    MPI_Request request = MPI_REQUEST_NULL;
+    PMPI_Ibcast(buffer, count, type, 0, comm, &request);
+    wait_politely(request);
+#endif
+}
+
 void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags)
 {
     uint64_t size = bytes.size();
@@ -65,14 +78,11 @@ std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags)
 void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
 {
     uint64_t size = bytes.size();
-    MPI_Request request = MPI_REQUEST_NULL;
-    PMPI_Ibcast(&size, 1, MPI_UINT64_T, 0, comm, &request);
-    wait_politely(request);
+    broadcast_politely(&size, 1, MPI_UINT64_T, comm);
     bytes.resize(size);
     for (uint64_t offset = 0; offset < size; offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Ibcast(bytes.data() + offset, n, MPI_BYTE, 0, comm, &request);
-        wait_politely(request);
+        broadcast_politely(bytes.data() + offset, n, MPI_BYTE, comm);
     }
 }
 

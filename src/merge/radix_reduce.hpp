@@ -36,6 +36,8 @@ std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags);
 // (MPI libraries spin in blocking calls) leave the cores to the ranks that merge, where ranks
 // outnumber cores.
 void wait_politely(MPI_Request& request);
+// Rank 0's `count` items of `type` to every rank of `comm`, waiting as politely.
+void broadcast_politely(void* buffer, int count, MPI_Datatype type, MPI_Comm comm);
 // Rank 0's bytes to every rank of `comm`.
 void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm);
 
