@@ -1,11 +1,13 @@
-// h-replay: re-enacts a trace as an MPI job. Every rank reads the whole trace and issues its own
-// schedule (replay/schedule.hpp); rank 0 reports replay time against traced time.
+// h-replay: re-enacts a trace as an MPI job. Every rank has the whole trace (its own copy, or under
+// SimGrid the simulation's one: replay/trace_source.hpp) and issues its own schedule
+// (replay/schedule.hpp); rank 0 reports replay time against traced time.
 //
 // Its own coordination (agreeing on errors, timing, the report) goes through PMPI_ entry points:
 // h-trace on h-replay then sees only the replayed communication, which is how tests check it.
 #include "replay/compute.hpp"
 #include "replay/executor.hpp"
 #include "replay/schedule.hpp"
+#include "replay/trace_source.hpp"
 #include "replay/watchdog.hpp"
 #include "trace/trace_file.hpp"
 
@@ -22,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -345,21 +348,21 @@ int run(int argc, char** argv, int rank, int size)
     }
     if (!all_ranks_ok(usage_error.empty() ? "" : usage_error + "\n" + kUsage, rank, size)) return 2;
 
-    DecodeResult read = read_trace_file(options.trace);
+    const std::shared_ptr<const DecodeResult> read = replay::load_trace(options.trace);
     std::string error;
-    if (!read.trace) {
-        error = options.trace + ": " + read.error;
-    } else if (read.trace->header.ranks != size) {
-        error = options.trace + ": recorded with " + std::to_string(read.trace->header.ranks) +
+    if (!read->trace) {
+        error = options.trace + ": " + read->error;
+    } else if (read->trace->header.ranks != size) {
+        error = options.trace + ": recorded with " + std::to_string(read->trace->header.ranks) +
                 " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
-                std::to_string(read.trace->header.ranks) + ")";
-    } else if (read.trace->header.incomplete() && !options.partial) {
-        error = options.trace + ": an incomplete trace (" + std::to_string(read.trace->header.stops.size()) + " of " +
+                std::to_string(read->trace->header.ranks) + ")";
+    } else if (read->trace->header.incomplete() && !options.partial) {
+        error = options.trace + ": an incomplete trace (" + std::to_string(read->trace->header.stops.size()) + " of " +
                 std::to_string(size) + " ranks, stopped before MPI_Finalize): give --partial to replay what it holds";
     }
-    if (read.trace && error.empty()) error = threads_obstacle(*read.trace, options.trace);
+    if (read->trace && error.empty()) error = threads_obstacle(*read->trace, options.trace);
     if (!all_ranks_ok(error, rank, size)) return 1;
-    const Trace& trace = *read.trace;
+    const Trace& trace = *read->trace;
     const uint64_t seed = options.seed.value_or(trace.header.seed);
     const Mode mode = choose_mode(trace, seed, rank, size, options.paired);
 
