@@ -389,7 +389,7 @@ int run(int argc, char** argv, int rank, int size)
     const replay::ScheduleSummary summary = replay::generate_schedule(
         trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); },
         replay::ScheduleOptions{mode.mode, options.compute});
-    double seconds = MPI_Wtime() - start;
+    const double seconds = MPI_Wtime() - start;
 
     const size_t ops = static_cast<size_t>(Op::first_opaque);
     std::vector<uint64_t> local(3 * ops + 5, 0);
@@ -407,16 +407,19 @@ int run(int argc, char** argv, int rank, int size)
     local[3 * ops + 2] = summary.fallback_messages;
     local[3 * ops + 3] = executor.compute_bound().gaps_cut();
     local[3 * ops + 4] = files ? files->refused() : 0;
-    std::vector<uint64_t> total(local.size(), 0);
-    PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    double slowest = 0;
-    PMPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    double compute = executor.compute_seconds();
-    double compute_total = 0;
-    PMPI_Reduce(&compute, &compute_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    double longest_cut = executor.compute_bound().longest_cut();
-    double longest_cut_all = 0;
-    PMPI_Reduce(&longest_cut, &longest_cut_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    // Only rank 0 reports, but these are all-reductions: under SMPI 3.32 a reduction to one rank is
+    // linear, and ranks that are not its root leave it at once for the next one, so their messages
+    // of several reductions pile up at rank 0, where each message that arrives costs time in
+    // proportion to the pile (4 reductions in a row took 66 s of host time at 2048 ranks; as
+    // all-reductions, whose second half makes every rank wait for rank 0, 3 s).
+    std::vector<uint64_t> total = local;
+    PMPI_Allreduce(MPI_IN_PLACE, total.data(), static_cast<int>(total.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    double maxima[2] = {seconds, executor.compute_bound().longest_cut()};
+    PMPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double slowest = maxima[0];
+    const double longest_cut_all = maxima[1];
+    double compute_total = executor.compute_seconds();
+    PMPI_Allreduce(MPI_IN_PLACE, &compute_total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
     const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
     std::vector<uint64_t> io_all(2 * static_cast<size_t>(size), 0);
