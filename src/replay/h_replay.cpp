@@ -7,6 +7,7 @@
 #include "replay/compute.hpp"
 #include "replay/executor.hpp"
 #include "replay/schedule.hpp"
+#include "replay/simulated_main.hpp"
 #include "replay/trace_source.hpp"
 #include "replay/watchdog.hpp"
 #include "trace/trace_file.hpp"
@@ -503,7 +504,12 @@ int run(int argc, char** argv, int rank, int size)
 
 }  // namespace
 
+#ifdef HTRACE_SIMULATED
+// h-replay-smpi's program calls it (smpi_main.cpp): this code is in a library all simulated ranks share.
+int htrace::replay::simulated_main(int argc, char** argv)
+#else
 int main(int argc, char** argv)
+#endif
 {
     MPI_Init(&argc, &argv);
     int rank = 0;

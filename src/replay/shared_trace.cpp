@@ -1,19 +1,23 @@
-#include "replay/trace_holder.hpp"
 #include "replay/trace_source.hpp"
+
+#include <map>
+#include <mutex>
 
 namespace htrace::replay {
 
-// Under SimGrid every simulated rank runs in the one process. The first rank to ask decodes the
-// trace, through its own copy of the reader, into an object the holder keeps for the whole
-// simulation; the others get that object, or its error, without reading the file again. Nothing
-// writes to it after it is made, so ranks share it as they would the file.
+// Under SimGrid every simulated rank runs in the one process, and this code is in a library loaded
+// once for all of them: the first rank to ask decodes the trace, and the others get that copy, or
+// its error, without reading the file again. Nothing writes to a trace after it is decoded, so ranks
+// share it as they would the file. Kept until the simulation ends. The lock is for SimGrid's thread
+// contexts; decoding makes no MPI call, so no other rank runs meanwhile in the default ones.
 std::shared_ptr<const DecodeResult> load_trace(const std::string& path)
 {
-    const void* held = hold_once("trace:" + path, [&]() -> const void* {
-        return new const DecodeResult(read_trace_file(path));
-    });
-    // Not owned: the holder keeps it until the process ends.
-    return std::shared_ptr<const DecodeResult>(std::shared_ptr<void>(), static_cast<const DecodeResult*>(held));
+    static std::mutex mutex;
+    static std::map<std::string, std::shared_ptr<const DecodeResult>> decoded;
+    const std::lock_guard lock(mutex);
+    std::shared_ptr<const DecodeResult>& trace = decoded[path];
+    if (!trace) trace = std::make_shared<const DecodeResult>(read_trace_file(path));
+    return trace;
 }
 
 }  // namespace htrace::replay

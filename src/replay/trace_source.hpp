@@ -3,7 +3,7 @@
 // running the replay. h-replay's ranks are processes of their own, and each reads the file
 // (own_trace.cpp). h-replay-smpi's ranks are all in one process, SimGrid's, where a trace decoded
 // once per rank would multiply its memory by the rank count: the first rank to ask reads it, and every
-// other rank shares that one copy (shared_trace.cpp).
+// other rank shares that one copy (shared_trace.cpp, in the library all ranks share).
 
 #include "trace/trace_file.hpp"
 
