@@ -423,7 +423,8 @@ int run(int argc, char** argv, int rank, int size)
     PMPI_Allreduce(MPI_IN_PLACE, &compute_total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
     const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
-    std::vector<uint64_t> io_all(2 * static_cast<size_t>(size), 0);
+    // Room for every rank's only where they arrive: under SimGrid all ranks hold theirs at once.
+    std::vector<uint64_t> io_all(rank == 0 ? 2 * static_cast<size_t>(size) : 0, 0);
     PMPI_Gather(io_local, 2, MPI_UINT64_T, io_all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     files.reset();
     remove_sandbox(sandbox, options, rank);
