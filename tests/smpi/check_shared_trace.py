@@ -39,7 +39,7 @@ def main():
     parser.add_argument("--timeout", type=float, default=120)
     args = parser.parse_args()
     if not (args.smpirun and args.h_replay_smpi):
-        print("check_refusal.py: SimGrid (smpirun, smpicxx) not found at configure time: skipped")
+        print("check_shared_trace.py: SimGrid (smpirun, smpicxx) not found at configure time: skipped")
         return SKIP
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="h-trace-shared-trace-"))
     files = {"garbage.h": b"not a trace at all\n", "empty.h": b"",
