@@ -1,11 +1,14 @@
-// h-replay: re-enacts a trace as an MPI job. Every rank reads the whole trace and issues its own
-// schedule (replay/schedule.hpp); rank 0 reports replay time against traced time.
+// h-replay: re-enacts a trace as an MPI job. Every rank has the whole trace (its own copy, or under
+// SimGrid the simulation's one: replay/trace_source.hpp) and issues its own schedule
+// (replay/schedule.hpp); rank 0 reports replay time against traced time.
 //
 // Its own coordination (agreeing on errors, timing, the report) goes through PMPI_ entry points:
 // h-trace on h-replay then sees only the replayed communication, which is how tests check it.
 #include "replay/compute.hpp"
 #include "replay/executor.hpp"
 #include "replay/schedule.hpp"
+#include "replay/simulated_main.hpp"
+#include "replay/trace_source.hpp"
 #include "replay/watchdog.hpp"
 #include "trace/trace_file.hpp"
 
@@ -22,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -345,21 +349,21 @@ int run(int argc, char** argv, int rank, int size)
     }
     if (!all_ranks_ok(usage_error.empty() ? "" : usage_error + "\n" + kUsage, rank, size)) return 2;
 
-    DecodeResult read = read_trace_file(options.trace);
+    const std::shared_ptr<const DecodeResult> read = replay::load_trace(options.trace);
     std::string error;
-    if (!read.trace) {
-        error = options.trace + ": " + read.error;
-    } else if (read.trace->header.ranks != size) {
-        error = options.trace + ": recorded with " + std::to_string(read.trace->header.ranks) +
+    if (!read->trace) {
+        error = options.trace + ": " + read->error;
+    } else if (read->trace->header.ranks != size) {
+        error = options.trace + ": recorded with " + std::to_string(read->trace->header.ranks) +
                 " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
-                std::to_string(read.trace->header.ranks) + ")";
-    } else if (read.trace->header.incomplete() && !options.partial) {
-        error = options.trace + ": an incomplete trace (" + std::to_string(read.trace->header.stops.size()) + " of " +
+                std::to_string(read->trace->header.ranks) + ")";
+    } else if (read->trace->header.incomplete() && !options.partial) {
+        error = options.trace + ": an incomplete trace (" + std::to_string(read->trace->header.stops.size()) + " of " +
                 std::to_string(size) + " ranks, stopped before MPI_Finalize): give --partial to replay what it holds";
     }
-    if (read.trace && error.empty()) error = threads_obstacle(*read.trace, options.trace);
+    if (read->trace && error.empty()) error = threads_obstacle(*read->trace, options.trace);
     if (!all_ranks_ok(error, rank, size)) return 1;
-    const Trace& trace = *read.trace;
+    const Trace& trace = *read->trace;
     const uint64_t seed = options.seed.value_or(trace.header.seed);
     const Mode mode = choose_mode(trace, seed, rank, size, options.paired);
 
@@ -386,7 +390,7 @@ int run(int argc, char** argv, int rank, int size)
     const replay::ScheduleSummary summary = replay::generate_schedule(
         trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); },
         replay::ScheduleOptions{mode.mode, options.compute});
-    double seconds = MPI_Wtime() - start;
+    const double seconds = MPI_Wtime() - start;
 
     const size_t ops = static_cast<size_t>(Op::first_opaque);
     std::vector<uint64_t> local(3 * ops + 5, 0);
@@ -404,19 +408,23 @@ int run(int argc, char** argv, int rank, int size)
     local[3 * ops + 2] = summary.fallback_messages;
     local[3 * ops + 3] = executor.compute_bound().gaps_cut();
     local[3 * ops + 4] = files ? files->refused() : 0;
-    std::vector<uint64_t> total(local.size(), 0);
-    PMPI_Reduce(local.data(), total.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
-    double slowest = 0;
-    PMPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    double compute = executor.compute_seconds();
-    double compute_total = 0;
-    PMPI_Reduce(&compute, &compute_total, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    double longest_cut = executor.compute_bound().longest_cut();
-    double longest_cut_all = 0;
-    PMPI_Reduce(&longest_cut, &longest_cut_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    // Only rank 0 reports, but these are all-reductions: under SMPI 3.32 a reduction to one rank is
+    // linear, and ranks that are not its root leave it at once for the next one, so their messages
+    // of several reductions pile up at rank 0, where each message that arrives costs time in
+    // proportion to the pile (4 reductions in a row took 66 s of host time at 2048 ranks; as
+    // all-reductions, whose second half makes every rank wait for rank 0, 3 s).
+    std::vector<uint64_t> total = local;
+    PMPI_Allreduce(MPI_IN_PLACE, total.data(), static_cast<int>(total.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    double maxima[2] = {seconds, executor.compute_bound().longest_cut()};
+    PMPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double slowest = maxima[0];
+    const double longest_cut_all = maxima[1];
+    double compute_total = executor.compute_seconds();
+    PMPI_Allreduce(MPI_IN_PLACE, &compute_total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
     const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
-    std::vector<uint64_t> io_all(2 * static_cast<size_t>(size), 0);
+    // Room for every rank's only where they arrive: under SimGrid all ranks hold theirs at once.
+    std::vector<uint64_t> io_all(rank == 0 ? 2 * static_cast<size_t>(size) : 0, 0);
     PMPI_Gather(io_local, 2, MPI_UINT64_T, io_all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
     files.reset();
     remove_sandbox(sandbox, options, rank);
@@ -497,7 +505,12 @@ int run(int argc, char** argv, int rank, int size)
 
 }  // namespace
 
+#ifdef HTRACE_SIMULATED
+// h-replay-smpi's program calls it (smpi_main.cpp): this code is in a library all simulated ranks share.
+int htrace::replay::simulated_main(int argc, char** argv)
+#else
 int main(int argc, char** argv)
+#endif
 {
     MPI_Init(&argc, &argv);
     int rank = 0;

@@ -28,32 +28,61 @@ uint64_t draw_site(const Loop& loop)
     return mix64(first ^ mix64(depth + kPastRoles + 1));
 }
 
-CommunicatorTable::CommunicatorTable(int32_t world_size)
-    : by_rank_(static_cast<size_t>(std::max(world_size, 0))), remote_by_rank_(by_rank_.size())
+CommunicatorTable::CommunicatorTable(int32_t world_size) : world_size_(std::max(world_size, 0))
 {
     auto world = std::make_shared<std::vector<Rank>>();
-    for (Rank r = 0; r < world_size; ++r) world->push_back(r);
-    for (Rank r = 0; r < world_size; ++r) {
-        by_rank_[static_cast<size_t>(r)][0] = world;
-        by_rank_[static_cast<size_t>(r)][1] = std::make_shared<std::vector<Rank>>(std::vector<Rank>{r});
-    }
+    world->reserve(static_cast<size_t>(world_size_));
+    for (Rank r = 0; r < world_size_; ++r) world->push_back(r);
+    world_ = std::move(world);
+}
+
+const CommunicatorTable::Members& CommunicatorTable::self(Rank rank) const
+{
+    Members& self = selves_[rank];
+    if (!self) self = std::make_shared<std::vector<Rank>>(1, rank);
+    return self;
+}
+
+const CommunicatorTable::Comms* CommunicatorTable::changed(Rank rank) const
+{
+    return by_rank_.empty() ? nullptr : by_rank_[static_cast<size_t>(rank)].get();
+}
+
+CommunicatorTable::Comms& CommunicatorTable::comms_to_change(Rank rank)
+{
+    if (by_rank_.empty()) by_rank_.resize(static_cast<size_t>(world_size_));
+    auto& comms = by_rank_[static_cast<size_t>(rank)];
+    if (!comms) comms = std::make_unique<Comms>(Comms{{0, world_}, {1, self(rank)}});
+    return *comms;
+}
+
+CommunicatorTable::Comms& CommunicatorTable::remote_comms_to_change(Rank rank)
+{
+    if (remote_by_rank_.empty()) remote_by_rank_.resize(static_cast<size_t>(world_size_));
+    auto& comms = remote_by_rank_[static_cast<size_t>(rank)];
+    if (!comms) comms = std::make_unique<Comms>();
+    return *comms;
 }
 
 const CommunicatorTable::Members* CommunicatorTable::find(Rank rank, int64_t comm) const
 {
-    if (rank < 0 || static_cast<size_t>(rank) >= by_rank_.size()) return nullptr;
-    const auto& comms = by_rank_[static_cast<size_t>(rank)];
-    auto found = comms.find(comm);
-    return found == comms.end() ? nullptr : &found->second;
+    if (!in_world(rank)) return nullptr;
+    if (const Comms* comms = changed(rank)) {
+        auto found = comms->find(comm);
+        return found == comms->end() ? nullptr : &found->second;
+    }
+    if (comm == 0) return &world_;
+    if (comm == 1) return &self(rank);
+    return nullptr;
 }
 
 const CommunicatorTable::Members* CommunicatorTable::find_remote(Rank rank, int64_t comm) const
 {
-    if (rank < 0 || static_cast<size_t>(rank) >= remote_by_rank_.size()) return nullptr;
+    if (!in_world(rank) || remote_by_rank_.empty()) return nullptr;
     const auto& comms = remote_by_rank_[static_cast<size_t>(rank)];
-    if (comms.empty()) return nullptr;
-    auto found = comms.find(comm);
-    return found == comms.end() ? nullptr : &found->second;
+    if (!comms) return nullptr;
+    auto found = comms->find(comm);
+    return found == comms->end() ? nullptr : &found->second;
 }
 
 const std::vector<Rank>* CommunicatorTable::remote_members(Rank rank, int64_t comm) const
@@ -122,10 +151,16 @@ std::optional<int64_t> CommunicatorTable::local_id(Rank rank, Rank other, int64_
     if (other_comm == 0) return 0;
     if (rank == other) return other_comm;
     const auto* group = members(other, other_comm);
-    if (group == nullptr || rank < 0 || static_cast<size_t>(rank) >= by_rank_.size()) return std::nullopt;
+    if (group == nullptr || !in_world(rank)) return std::nullopt;
     // Across an intercommunicator, `rank` knows `other`'s group as its remote one.
     const bool inter = remote_members(other, other_comm) != nullptr;
-    for (const auto& [id, members] : (inter ? remote_by_rank_ : by_rank_)[static_cast<size_t>(rank)]) {
+    const auto& table = inter ? remote_by_rank_ : by_rank_;
+    const Comms* comms = table.empty() ? nullptr : table[static_cast<size_t>(rank)].get();
+    if (comms == nullptr) {
+        // A rank whose communicators never changed shares only the world with others.
+        return !inter && group == world_.get() ? std::optional<int64_t>(0) : std::nullopt;
+    }
+    for (const auto& [id, members] : *comms) {
         if (members.get() == group) return id;
     }
     return std::nullopt;
@@ -160,9 +195,11 @@ void CommunicatorTable::create(const Event& creation, const std::vector<Rank>& p
         for (const auto& entry : entries) members->push_back(entry.second);
         for (const auto& entry : entries) {
             auto id = new_comm->value_for(entry.second);
-            if (id && static_cast<size_t>(entry.second) < by_rank_.size()) {
-                by_rank_[static_cast<size_t>(entry.second)][*id] = members;
-                remote_by_rank_[static_cast<size_t>(entry.second)].erase(*id);
+            if (id && in_world(entry.second)) {
+                comms_to_change(entry.second)[*id] = members;
+                if (!remote_by_rank_.empty() && remote_by_rank_[static_cast<size_t>(entry.second)]) {
+                    remote_by_rank_[static_cast<size_t>(entry.second)]->erase(*id);
+                }
             }
         }
         made[c] = members;
@@ -191,7 +228,7 @@ void CommunicatorTable::pair_groups(const Event& creation, const std::map<int64_
         if (other == open_groups_.end() || other == mine || other->second.remote_leader != leader) continue;
         for (const auto& [a, b] : {std::pair{&mine->second, &other->second}, std::pair{&other->second, &mine->second}}) {
             for (const auto& [r, id] : a->ids) {
-                if (id != kNoComm) remote_by_rank_[static_cast<size_t>(r)][id] = b->members;
+                if (id != kNoComm && in_world(r)) remote_comms_to_change(r)[id] = b->members;
             }
         }
         open_groups_.erase(other);
@@ -205,9 +242,11 @@ void CommunicatorTable::free(const Event& release, const std::vector<Rank>& part
     if (comm == nullptr) return;
     for (Rank r : participants) {
         auto id = comm->value_for(r);
-        if (id && static_cast<size_t>(r) < by_rank_.size()) {
-            by_rank_[static_cast<size_t>(r)].erase(*id);
-            remote_by_rank_[static_cast<size_t>(r)].erase(*id);
+        if (id && in_world(r)) {
+            comms_to_change(r).erase(*id);
+            if (!remote_by_rank_.empty() && remote_by_rank_[static_cast<size_t>(r)]) {
+                remote_by_rank_[static_cast<size_t>(r)]->erase(*id);
+            }
         }
     }
 }

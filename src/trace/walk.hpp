@@ -50,12 +50,28 @@ public:
 
 private:
     using Members = std::shared_ptr<const std::vector<Rank>>;
+    using Comms = std::map<int64_t, Members>;
     const Members* find(Rank rank, int64_t comm) const;
     const Members* find_remote(Rank rank, int64_t comm) const;
+    bool in_world(Rank rank) const { return rank >= 0 && rank < world_size_; }
+    // The rank's communicators as they start (the world and itself), or as the trace changed them.
+    const Comms* changed(Rank rank) const;
+    Comms& comms_to_change(Rank rank);
+    Comms& remote_comms_to_change(Rank rank);
+    const Members& self(Rank rank) const;
     void pair_groups(const Event& creation, const std::map<int64_t, Members>& groups);
 
-    std::vector<std::map<int64_t, Members>> by_rank_;
-    std::vector<std::map<int64_t, Members>> remote_by_rank_;
+    // Every rank starts with the world (0) and itself (1). Each replaying rank walks the whole trace
+    // with a table of its own, so a map of those two per rank made every rank's table grow with the
+    // rank count, and a simulation of N ranks hold N x N entries (5 GB at 4096 ranks). So the two
+    // are implicit: a rank gets a map of its own (starting with them) only when the trace creates,
+    // frees or pairs one of its communicators, and its self group only when asked for (a cache: a
+    // rank's walk is never shared between threads).
+    int32_t world_size_ = 0;
+    Members world_;
+    mutable std::map<Rank, Members> selves_;
+    std::vector<std::unique_ptr<Comms>> by_rank_;         // empty, or one entry per world rank
+    std::vector<std::unique_ptr<Comms>> remote_by_rank_;  // the same
     // One group of an intercommunicator whose other group has not been created yet, by its leader.
     struct OpenGroup {
         Members members;
