@@ -254,13 +254,17 @@ def fortran_params(name, params):
     return params
 
 
-def fortran_target(target, impl, decl, foreign):
-    """How a Fortran wrapper reaches the library: its declaration before the wrapper, and the line
-    that starts the wrapper's body. A foreign library's own entry point has the wrapper's name."""
+def fortran_target(name, suffix, decl, foreign):
+    """How a Fortran wrapper reaches the library: the name it calls, the lines before the wrapper that
+    declare it, and the lines that start the wrapper's body. A foreign library's own entry point has
+    the wrapper's name, so the wrapper finds it at run time and calls it through a pointer."""
+    impl = f"mpi_{name.lower()}{suffix}"
     if not foreign:
-        return [f'extern "C" void {target}({decl}) __attribute__((weak));', ""], []
-    return [], [f"    using Entry = void (*)({decl});",
-                f'    static const auto {target} = reinterpret_cast<Entry>(htrace::capture::library_entry("{impl}"));']
+        target = f"pmpi_{name.lower()}{suffix}"
+        return target, [f'extern "C" void {target}({decl}) __attribute__((weak));', ""], []
+    target = f"library_{impl}"
+    return target, [], [f"    using Entry = void (*)({decl});",
+                        f'    static const auto {target} = reinterpret_cast<Entry>(htrace::capture::library_entry("{impl}"));']
 
 
 def fortran_wrapper(name, kind, params, flavour, foreign=False):
@@ -272,7 +276,6 @@ def fortran_wrapper(name, kind, params, flavour, foreign=False):
     args = ", ".join([n for _, n, _ in fparams] + ["ierror"] + lengths)
     suffix = "_f08_" if flavour == "f08" else "_"
     impl = f"mpi_{name.lower()}{suffix}"
-    target = f"pmpi_{name.lower()}{suffix}"
     roles = {p[2]: p[1] for p in fparams if p[2]}
     body, late, after, pass_args = [], [], [], []
     for ctype, pname, role in fparams:
@@ -302,7 +305,7 @@ def fortran_wrapper(name, kind, params, flavour, foreign=False):
         pass_args.append(arg)
     pass_args.append("ierror")
     pass_args += lengths
-    declared, reached = fortran_target(target, impl, decl, foreign)
+    target, declared, reached = fortran_target(name, suffix, decl, foreign)
     lines = declared + [f'extern "C" void {impl}({decl})', "{"] + reached + [
              f"    htrace::capture::Call call(htrace::Op::{name}, HTRACE_CALL_SITE);",
              f"    if (!call.recording()) {{ {target}({args}); return; }}"]
@@ -341,8 +344,7 @@ def fortran_opaque_wrapper(name, index, arity, flavour, foreign=False):
     args = ", ".join(f"a{i}" for i in range(arity))
     suffix = "_f08_" if flavour == "f08" else "_"
     impl = f"mpi_{name.lower()}{suffix}"
-    target = f"pmpi_{name.lower()}{suffix}"
-    declared, reached = fortran_target(target, impl, decl, foreign)
+    target, declared, reached = fortran_target(name, suffix, decl, foreign)
     lines = declared + [f'extern "C" void {impl}({decl})', "{"] + reached + [
              f"    htrace::capture::Call call({opaque_operation(name, index, foreign)}, HTRACE_CALL_SITE);"]
     if name == "Abort":

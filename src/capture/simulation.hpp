@@ -24,10 +24,12 @@ inline constexpr bool kSimulatedRun =
 #define HTRACE_RANK_LOCAL thread_local
 #endif
 
-#if defined(HTRACE_SIMULATED)
 namespace htrace::capture {
 // Whether SimGrid runs all simulated ranks on one copy of the program's globals (smpirun
-// -no-privatize): then they would share one tracer.
+// -no-privatize): then they would share one tracer. Never outside SimGrid.
+#if defined(HTRACE_SIMULATED)
 bool ranks_share_globals();
-}  // namespace htrace::capture
+#else
+inline bool ranks_share_globals() { return false; }
 #endif
+}  // namespace htrace::capture

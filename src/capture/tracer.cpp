@@ -616,12 +616,10 @@ HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double en
     }
     if (op == Op::Init || op == Op::Init_thread) {
         if (rc != MPI_SUCCESS) return;
-#ifdef HTRACE_SIMULATED
         if (ranks_share_globals()) {
             refuse_shared_copy();
             return;
         }
-#endif
         std::lock_guard lock(mutex_);
         start(entered);
     }
