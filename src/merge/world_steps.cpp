@@ -1,10 +1,13 @@
 #include "merge/world_steps.hpp"
 
 #include "merge/rank_merge.hpp"
+#include "merge/unroll.hpp"
 #include "trace/hash.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <map>
 
 namespace htrace {
 namespace {
@@ -282,20 +285,56 @@ private:
 
     bool cancels(uint32_t call) const { return cancels_requests(pattern_.units[calls_[call]].calls); }
 
+    // The calls of the units `item` stands for, merged: with the steps within each unit folded
+    // where that keeps the calls the units stand for (units whose steps fold into loops of other
+    // counts merge into nested drawn counts, which stand for their calls only on average).
     Sequence merged_units(const Folded& item)
     {
         std::vector<uint32_t> units;
         for (const uint32_t call : item.calls) {
             if (std::find(units.begin(), units.end(), calls_[call]) == units.end()) units.push_back(calls_[call]);
         }
-        Sequence merged = folded_calls(std::move(pattern_.units[units.front()].calls));
-        uint64_t runs = pattern_.units[units.front()].runs;
-        for (size_t k = 1; k < units.size(); ++k) {
-            Unit& unit = pattern_.units[units[k]];
-            merged = merge_iterations(std::move(merged), folded_calls(std::move(unit.calls)), runs, unit.runs, rule_, rank_);
-            runs += unit.runs;
+        const auto merge = [&](bool fold) {
+            const auto calls = [&](uint32_t unit) {
+                Sequence own = pattern_.units[unit].calls;
+                return fold ? folded_calls(std::move(own)) : own;
+            };
+            Sequence merged = calls(units.front());
+            uint64_t runs = pattern_.units[units.front()].runs;
+            for (size_t k = 1; k < units.size(); ++k) {
+                const uint64_t more = pattern_.units[units[k]].runs;
+                merged = merge_iterations(std::move(merged), calls(units[k]), runs, more, rule_, rank_);
+                runs += more;
+            }
+            return merged;
+        };
+        Sequence as_called = merge(false);
+        Sequence folded = merge(true);
+        if (nested_size(folded) < nested_size(as_called) && calls_per_site(folded) == calls_per_site(as_called)) {
+            return folded;
         }
-        return merged;
+        return as_called;
+    }
+
+    // Calls per operation and call site that `seq` stands for, a drawn loop count by its mean (as
+    // h-dump counts them), rounded to a millionth.
+    static std::map<std::pair<Op, uint64_t>, int64_t> calls_per_site(const Sequence& seq)
+    {
+        std::map<std::pair<Op, uint64_t>, double> calls;
+        const std::function<void(const Sequence&, double)> count = [&](const Sequence& body, double runs) {
+            for (const auto& node : body) {
+                if (node.is_event()) {
+                    calls[{node.event().op, node.event().signature}] += runs;
+                    continue;
+                }
+                const Value& n = node.loop().iterations;
+                count(node.loop().body, runs * (n.is_exact() ? static_cast<double>(n.exact()) : n.histogram().mean()));
+            }
+        };
+        count(seq, 1.0);
+        std::map<std::pair<Op, uint64_t>, int64_t> rounded;
+        for (const auto& [site, n] : calls) rounded[site] = std::llround(n * 1e6);
+        return rounded;
     }
 
     // The calls before the unit's collective and those after it, each folded.
