@@ -110,6 +110,11 @@ uint64_t LoopFolder::body_hash(const Sequence& body) const
 
 Sequence LoopFolder::refolded(Sequence seq) const
 {
+    // The rule held back only loops around collectives on the world, or loops of several of them.
+    const bool held_back =
+        std::count_if(seq.begin(), seq.end(), [](const Node& n) { return is_step_collective(n); }) >= 2 ||
+        std::any_of(seq.begin(), seq.end(), [](const Node& n) { return n.is_loop() && holds_step_collective(n); });
+    if (!folds_world_steps_ || !held_back) return seq;
     LoopFolder again(rule_, rank_);
     again.folds_world_steps_ = false;
     for (auto& node : seq) {
