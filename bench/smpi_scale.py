@@ -51,6 +51,8 @@ PROGRAMS = {
     "wavefront": ["4", "16", "0", "64"],
     "master_worker": ["60"],
     "amr": ["24", "4"],
+    # Weak scaling: 2 x 2 root blocks per rank, blocks that move, neighbours that change.
+    "amr_moving": ["24", "4"],
 }
 QUIET = ["--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning"]
 COUNT_HOST_TIME = ["--cfg=smpi/simulate-computation:yes", "--cfg=smpi/host-speed:1Gf"]
