@@ -292,7 +292,8 @@ private:
     {
         std::vector<uint32_t> units;
         for (const uint32_t call : item.calls) {
-            if (std::find(units.begin(), units.end(), calls_[call]) == units.end()) units.push_back(calls_[call]);
+            if (!taken_[calls_[call]]) units.push_back(calls_[call]);
+            taken_[calls_[call]] = true;
         }
         const auto merge = [&](bool fold) {
             const auto calls = [&](uint32_t unit) {
@@ -366,6 +367,7 @@ private:
     const std::function<Sequence(Sequence)>& fold_calls_;
     std::vector<size_t> home_;
     size_t next_place_ = 0;
+    std::vector<bool> taken_ = std::vector<bool>(pattern_.units.size());  // units merged into a skeleton unit
 };
 
 }  // namespace
