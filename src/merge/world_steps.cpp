@@ -8,6 +8,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <span>
 
 namespace htrace {
 namespace {
@@ -78,7 +79,8 @@ struct Ends {
 // The items of `body`, which runs `runs` times in all. Calls between units go to the unit before;
 // those before the first unit of a loop's body to its last (the body turned round: the counts stay
 // right, the first iteration's order does not). At top level `ends` takes what no unit does.
-bool add_items(const Sequence& body, uint64_t runs, Pattern& pattern, std::vector<Pattern::Item>& items, Ends* ends)
+bool add_items(std::span<const Node> body, uint64_t runs, Pattern& pattern, std::vector<Pattern::Item>& items,
+               Ends* ends)
 {
     Sequence pending;
     Sequence head;
@@ -389,7 +391,7 @@ std::optional<Sequence> fold_world_steps(const Sequence& seq, const MergeRule& r
 
     Pattern pattern;
     Ends ends;
-    if (!add_items(Sequence(seq.begin() + static_cast<ptrdiff_t>(start), seq.end()), 1, pattern, pattern.items, &ends) ||
+    if (!add_items(std::span<const Node>(seq).subspan(start), 1, pattern, pattern.items, &ends) ||
         pattern.units.size() < 2 || calls_of(pattern.items) > kMaxUnits) {
         return std::nullopt;
     }
