@@ -17,25 +17,11 @@
 
 using namespace htrace;
 using htrace::test::call;
+using htrace::test::expected_calls;
 
 namespace {
 
 MergeRule at(int precision) { return MergeRule{precision, HistogramConfig{}}; }
-
-// Calls per call site (a letter) as the walk counts them: a loop whose count is a histogram by
-// its mean, so the sum is what the trace stands for on average.
-std::map<char, double> expected_calls(const Sequence& seq, int32_t ranks = 1)
-{
-    Trace trace;
-    trace.header.ranks = ranks;
-    trace.body = seq;
-    std::map<char, double> out;
-    TraceWalker walker(trace, [&](const Event& e, Rank, const CommunicatorTable&, double weight) {
-        out[static_cast<char>(e.signature)] += weight;
-    });
-    walker.run();
-    return out;
-}
 
 // The time step of an adaptive code: a varying number of receives (r) and sends (s), a completion
 // loop (w, or one call of v every third step), and every fourth step a rebalance (a, then some

@@ -14,6 +14,7 @@
 
 using namespace htrace;
 using htrace::test::call;
+using htrace::test::expected_calls;
 
 namespace {
 
@@ -74,19 +75,6 @@ std::string skeleton(const Sequence& seq)
             out += static_cast<char>(node.event().signature);
         }
     }
-    return out;
-}
-
-std::map<char, double> expected_calls(const Sequence& seq, int32_t ranks)
-{
-    Trace trace;
-    trace.header.ranks = ranks;
-    trace.body = seq;
-    std::map<char, double> out;
-    TraceWalker walker(trace, [&](const Event& e, Rank, const CommunicatorTable&, double weight) {
-        out[static_cast<char>(e.signature)] += weight;
-    });
-    walker.run();
     return out;
 }
 
