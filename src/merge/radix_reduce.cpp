@@ -4,6 +4,7 @@
 #include "trace/trace_file.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <ctime>
 #include <vector>
@@ -13,22 +14,48 @@ namespace {
 
 constexpr ByteTags kTraceTags{7101, 7102};
 constexpr uint64_t kChunk = uint64_t(1) << 30;  // MPI counts are ints
+// Every rank broadcasts this many bytes whatever the verdict's size: small, as the verdict is.
+constexpr uint64_t kFirstBroadcastBytes = 256;
+constexpr uint64_t kSizeBytes = sizeof(uint64_t);
+
+// The size in front of as many of the bytes as fit in `capacity`: an exchange's first message.
+std::vector<uint8_t> first_message(const std::vector<uint8_t>& bytes, uint64_t capacity)
+{
+    const uint64_t size = bytes.size();
+    const uint64_t head = std::min(size, capacity - kSizeBytes);
+    std::vector<uint8_t> first(kSizeBytes + head);
+    std::memcpy(first.data(), &size, kSizeBytes);
+    std::copy_n(bytes.begin(), head, first.begin() + kSizeBytes);
+    return first;
+}
+
+// `buffer` holds a first message of `received` bytes; it becomes the front of the whole, sized for
+// the whole (empty where the message cannot hold a size). Returns how many of the bytes are there.
+uint64_t unpack_first_message(std::vector<uint8_t>& buffer, uint64_t received)
+{
+    uint64_t size = 0;
+    if (received >= kSizeBytes) std::memcpy(&size, buffer.data(), kSizeBytes);
+    const uint64_t have = received >= kSizeBytes ? std::min(size, received - kSizeBytes) : 0;
+    buffer.erase(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(kSizeBytes, buffer.size())));
+    buffer.resize(size);
+    return have;
+}
 
 }  // namespace
 
-void wait_politely(MPI_Request& request)
+void wait_politely(MPI_Request& request, MPI_Status* status)
 {
 #ifdef HTRACE_SIMULATED
     // A simulated rank that waits takes no core: SimGrid runs the others meanwhile. Polling would
     // sleep for real and cost simulated time besides (SMPI charges every MPI_Test).
-    PMPI_Wait(&request, MPI_STATUS_IGNORE);
+    PMPI_Wait(&request, status);
 #else
     constexpr timespec kPause{0, 50'000};  // 50 us: little next to a merge, nothing next to a core
     int done = 0;
-    PMPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    PMPI_Test(&request, &done, status);
     while (!done) {
         nanosleep(&kPause, nullptr);
-        PMPI_Test(&request, &done, MPI_STATUS_IGNORE);
+        PMPI_Test(&request, &done, status);
     }
 #endif
 }
@@ -48,40 +75,48 @@ void broadcast_politely(void* buffer, int count, MPI_Datatype type, MPI_Comm com
 
 void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags)
 {
-    uint64_t size = bytes.size();
+    const std::vector<uint8_t> first = first_message(bytes, kFirstMessageBytes);
     // The receiver may still be merging: a large send waits for it, politely.
     MPI_Request request = MPI_REQUEST_NULL;
-    PMPI_Isend(&size, 1, MPI_UINT64_T, to, tags.size, comm, &request);
+    PMPI_Isend(first.data(), static_cast<int>(first.size()), MPI_BYTE, to, tags.first, comm, &request);
     wait_politely(request);
-    for (uint64_t offset = 0; offset < size; offset += kChunk) {
-        const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Isend(bytes.data() + offset, n, MPI_BYTE, to, tags.payload, comm, &request);
+    for (uint64_t offset = first.size() - kSizeBytes; offset < bytes.size(); offset += kChunk) {
+        const auto n = static_cast<int>(std::min(kChunk, bytes.size() - offset));
+        PMPI_Isend(bytes.data() + offset, n, MPI_BYTE, to, tags.rest, comm, &request);
         wait_politely(request);
     }
 }
 
 std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags)
 {
-    uint64_t size = 0;
+    std::vector<uint8_t> bytes(kFirstMessageBytes);
     // The sender is still merging its own children's traces: wait without taking a core from it.
     MPI_Request request = MPI_REQUEST_NULL;
-    PMPI_Irecv(&size, 1, MPI_UINT64_T, from, tags.size, comm, &request);
-    wait_politely(request);
-    std::vector<uint8_t> bytes(size);
-    for (uint64_t offset = 0; offset < size; offset += kChunk) {
-        const auto n = static_cast<int>(std::min(kChunk, size - offset));
-        PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, tags.payload, comm, MPI_STATUS_IGNORE);
+    MPI_Status status;
+    PMPI_Irecv(bytes.data(), kFirstMessageBytes, MPI_BYTE, from, tags.first, comm, &request);
+    wait_politely(request, &status);
+    int received = 0;
+    PMPI_Get_count(&status, MPI_BYTE, &received);
+    const uint64_t have = unpack_first_message(bytes, static_cast<uint64_t>(std::max(received, 0)));
+    for (uint64_t offset = have; offset < bytes.size(); offset += kChunk) {
+        const auto n = static_cast<int>(std::min(kChunk, bytes.size() - offset));
+        PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, tags.rest, comm, MPI_STATUS_IGNORE);
     }
     return bytes;
 }
 
 void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
 {
-    uint64_t size = bytes.size();
-    broadcast_politely(&size, 1, MPI_UINT64_T, comm);
-    bytes.resize(size);
-    for (uint64_t offset = 0; offset < size; offset += kChunk) {
-        const auto n = static_cast<int>(std::min(kChunk, size - offset));
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    // Every rank takes part with the same count; only rank 0's contents count.
+    std::vector<uint8_t> first = first_message(bytes, kFirstBroadcastBytes);
+    first.resize(kFirstBroadcastBytes);
+    broadcast_politely(first.data(), static_cast<int>(kFirstBroadcastBytes), MPI_BYTE, comm);
+    const uint64_t have = unpack_first_message(first, kFirstBroadcastBytes);
+    if (rank != 0) bytes = std::move(first);
+    for (uint64_t offset = have; offset < bytes.size(); offset += kChunk) {
+        const auto n = static_cast<int>(std::min(kChunk, bytes.size() - offset));
         broadcast_politely(bytes.data() + offset, n, MPI_BYTE, comm);
     }
 }

@@ -24,21 +24,28 @@ struct ReduceResult {
 // what the merge may give to every rank (p = 0).
 ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule, bool job_cancels);
 
-// Bytes between ranks of the tracer's own communicator, in chunks MPI's int counts can take: a size,
-// then the bytes, under two tags of the caller's, so that exchanges at MPI_Finalize keep apart.
+// Bytes between ranks of the tracer's own communicator. The first message carries the size and as
+// much of the bytes as fits in kFirstMessageBytes, so that an exchange is one message, one latency,
+// where the bytes fit (a trace's merge is a chain of such exchanges, one per level of the tree); the
+// rest follows in chunks MPI's int counts can take. Two tags of the caller's keep the exchanges at
+// MPI_Finalize apart.
 struct ByteTags {
-    int size;
-    int payload;
+    int first;
+    int rest;
 };
+inline constexpr int kFirstMessageBytes = 64 * 1024;
 void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTags tags);
+// Empty where the first message is too short to hold a size: our own bytes on our own communicator,
+// so a bug; the caller's decoder then refuses them.
 std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags);
 // Waits for `request` sleeping between tests: ranks waiting at MPI_Finalize for others' merges
 // (MPI libraries spin in blocking calls) leave the cores to the ranks that merge, where ranks
 // outnumber cores.
-void wait_politely(MPI_Request& request);
+void wait_politely(MPI_Request& request, MPI_Status* status = MPI_STATUS_IGNORE);
 // Rank 0's `count` items of `type` to every rank of `comm`, waiting as politely.
 void broadcast_politely(void* buffer, int count, MPI_Datatype type, MPI_Comm comm);
-// Rank 0's bytes to every rank of `comm`.
+// Rank 0's bytes to every rank of `comm`: one broadcast where they fit in kFirstBroadcastBytes (with
+// their size), so that the last ranks, the merge tree's leaves, are not kept waiting for a second.
 void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm);
 
 }  // namespace htrace
