@@ -121,30 +121,61 @@ void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
     }
 }
 
-ReduceResult reduce_over_tree(Sequence mine, MPI_Comm comm, const MergeRule& rule, bool job_cancels)
+int rank_in(MPI_Comm all, MPI_Comm comm, int rank)
 {
+    MPI_Group from = MPI_GROUP_NULL;
+    MPI_Group to = MPI_GROUP_NULL;
+    PMPI_Comm_group(comm, &from);
+    PMPI_Comm_group(all, &to);
+    int out = rank;
+    PMPI_Group_translate_ranks(from, 1, &rank, to, &out);
+    PMPI_Group_free(&from);
+    PMPI_Group_free(&to);
+    return out;
+}
+
+MergeTree make_merge_tree(MPI_Comm all)
+{
+    MergeTree tree;
+    tree.all = all;
     int rank = 0;
-    int size = 1;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(all, &rank);
+    // Ranks of one host share a colour: a hash of its name (FNV-1a). Two hosts that share a hash
+    // merge as one host, which costs time only.
+    char name[MPI_MAX_PROCESSOR_NAME] = {};
+    int length = 0;
+    PMPI_Get_processor_name(name, &length);
+    uint32_t hash = 2166136261u;
+    for (int i = 0; i < length; ++i) hash = (hash ^ static_cast<unsigned char>(name[i])) * 16777619u;
+    PMPI_Comm_split(all, static_cast<int>(hash & 0x7fffffff), rank, &tree.host);
+    int host_rank = 0;
+    PMPI_Comm_rank(tree.host, &host_rank);
+    PMPI_Comm_split(all, host_rank == 0 ? 0 : MPI_UNDEFINED, rank, &tree.hosts);
+    return tree;
+}
+
+void free_merge_tree(MergeTree& tree)
+{
+    if (tree.host != MPI_COMM_NULL) PMPI_Comm_free(&tree.host);
+    if (tree.hosts != MPI_COMM_NULL) PMPI_Comm_free(&tree.hosts);
+}
+
+ReduceResult reduce_over_tree(Sequence mine, const MergeTree& tree, const MergeRule& rule, bool job_cancels)
+{
     ReduceResult result;
-    // Round k: ranks with bit k set hand their trace to rank - 2^k and are done. Children always
-    // hold higher ranks than their parent, so the parent's events stay first where order is free.
-    for (int step = 1; step < size; step <<= 1) {
-        if (rank & step) {
-            send_bytes(encode_sequence(mine), rank - step, comm, kTraceTags);
-            return result;
-        }
-        if (rank + step < size) {
-            auto decoded = decode_sequence(receive_bytes(rank + step, comm, kTraceTags));
+    // Children hold higher ranks than their parent, so the parent's events stay first where order
+    // is free.
+    const bool root = climb_tree(
+        tree, kTraceTags, [&] { return encode_sequence(mine); },
+        [&](const std::vector<uint8_t>& bytes, int child) {
+            auto decoded = decode_sequence(bytes);
             if (!decoded.sequence) {
-                if (result.error.empty()) result.error = "trace of rank " + std::to_string(rank + step) + ": " + decoded.error;
-                continue;
+                if (result.error.empty()) result.error = "trace of rank " + std::to_string(child) + ": " + decoded.error;
+                return;
             }
             mine = merge_ranks(std::move(mine), std::move(*decoded.sequence), rule, job_cancels);
-        }
-    }
-    result.merged = std::move(mine);
+        });
+    if (root) result.merged = std::move(mine);
     return result;
 }
 
