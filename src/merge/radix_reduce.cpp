@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <cstdint>
 #include <ctime>
 #include <vector>
@@ -29,15 +30,17 @@ std::vector<uint8_t> first_message(const std::vector<uint8_t>& bytes, uint64_t c
     return first;
 }
 
-// `buffer` holds a first message of `received` bytes; it becomes the front of the whole, sized for
-// the whole (empty where the message cannot hold a size). Returns how many of the bytes are there.
-uint64_t unpack_first_message(std::vector<uint8_t>& buffer, uint64_t received)
+// `whole` becomes the bytes of a first message of `received` bytes at `first`, sized for all of them
+// (empty where the message cannot hold a size). Returns how many of them are there.
+uint64_t unpack_first_message(const uint8_t* first, uint64_t received, std::vector<uint8_t>& whole)
 {
+    whole.clear();
+    if (received < kSizeBytes) return 0;
     uint64_t size = 0;
-    if (received >= kSizeBytes) std::memcpy(&size, buffer.data(), kSizeBytes);
-    const uint64_t have = received >= kSizeBytes ? std::min(size, received - kSizeBytes) : 0;
-    buffer.erase(buffer.begin(), buffer.begin() + static_cast<std::ptrdiff_t>(std::min<uint64_t>(kSizeBytes, buffer.size())));
-    buffer.resize(size);
+    std::memcpy(&size, first, kSizeBytes);
+    const uint64_t have = std::min(size, received - kSizeBytes);
+    whole.assign(first + kSizeBytes, first + kSizeBytes + have);
+    whole.resize(size);
     return have;
 }
 
@@ -89,15 +92,17 @@ void send_bytes(const std::vector<uint8_t>& bytes, int to, MPI_Comm comm, ByteTa
 
 std::vector<uint8_t> receive_bytes(int from, MPI_Comm comm, ByteTags tags)
 {
-    std::vector<uint8_t> bytes(kFirstMessageBytes);
+    // Left uninitialized: a rank waiting for a small trace touches no more memory than its size.
+    const std::unique_ptr<uint8_t[]> first(new uint8_t[kFirstMessageBytes]);
     // The sender is still merging its own children's traces: wait without taking a core from it.
     MPI_Request request = MPI_REQUEST_NULL;
     MPI_Status status;
-    PMPI_Irecv(bytes.data(), kFirstMessageBytes, MPI_BYTE, from, tags.first, comm, &request);
+    PMPI_Irecv(first.get(), kFirstMessageBytes, MPI_BYTE, from, tags.first, comm, &request);
     wait_politely(request, &status);
     int received = 0;
     PMPI_Get_count(&status, MPI_BYTE, &received);
-    const uint64_t have = unpack_first_message(bytes, static_cast<uint64_t>(std::max(received, 0)));
+    std::vector<uint8_t> bytes;
+    const uint64_t have = unpack_first_message(first.get(), static_cast<uint64_t>(std::max(received, 0)), bytes);
     for (uint64_t offset = have; offset < bytes.size(); offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, bytes.size() - offset));
         PMPI_Recv(bytes.data() + offset, n, MPI_BYTE, from, tags.rest, comm, MPI_STATUS_IGNORE);
@@ -113,8 +118,9 @@ void broadcast_bytes(std::vector<uint8_t>& bytes, MPI_Comm comm)
     std::vector<uint8_t> first = first_message(bytes, kFirstBroadcastBytes);
     first.resize(kFirstBroadcastBytes);
     broadcast_politely(first.data(), static_cast<int>(kFirstBroadcastBytes), MPI_BYTE, comm);
-    const uint64_t have = unpack_first_message(first, kFirstBroadcastBytes);
-    if (rank != 0) bytes = std::move(first);
+    std::vector<uint8_t> whole;
+    const uint64_t have = unpack_first_message(first.data(), kFirstBroadcastBytes, whole);
+    if (rank != 0) bytes = std::move(whole);
     for (uint64_t offset = have; offset < bytes.size(); offset += kChunk) {
         const auto n = static_cast<int>(std::min(kChunk, bytes.size() - offset));
         broadcast_politely(bytes.data() + offset, n, MPI_BYTE, comm);
