@@ -1,6 +1,7 @@
 // The merge at MPI_Finalize in one process (issue 27): the ranks' own traces (the part files a job
 // leaves when it exits without MPI_Finalize: bench/irregular_exchange.c's `parts`) merged over the
-// binomial tree as reduce_over_tree does, each child's trace encoded and decoded as it would travel.
+// binomial tree as reduce_over_tree does on one host, each child's trace encoded and decoded as it
+// would travel.
 // Prints the CPU seconds each level of the tree took in all, and the critical path (the slowest
 // merge of each level, summed): what rank 0 waits for where each rank has a core of its own.
 //   merge-tree-cost TRACE.part.0 TRACE.part.1 ...   (in rank order)

@@ -84,36 +84,26 @@ std::optional<Subtree> decode(const std::vector<uint8_t>& bytes)
     return out;
 }
 
-// The summary of every rank at rank 0 of `comm` (elsewhere: of its subtree), over the same binomial
-// tree as the merge: ranks with bit k set hand theirs to rank - 2^k in round k.
-Subtree summarize_over_tree(Subtree summary, MPI_Comm comm)
+// The summary of every rank at rank 0 (elsewhere: of its subtree), up the merge's tree.
+Subtree summarize_over_tree(Subtree summary, const MergeTree& tree)
 {
-    int rank = 0;
-    int size = 1;
-    PMPI_Comm_rank(comm, &rank);
-    PMPI_Comm_size(comm, &size);
-    for (int step = 1; step < size; step <<= 1) {
-        if (rank & step) {
-            send_bytes(encode(summary), rank - step, comm, kSummaryTags);
-            break;
-        }
-        if (rank + step < size) {
-            const auto theirs = decode(receive_bytes(rank + step, comm, kSummaryTags));
+    climb_tree(
+        tree, kSummaryTags, [&] { return encode(summary); },
+        [&](const std::vector<uint8_t>& bytes, int child) {
             // Our own bytes over our own communicator: damage is a bug. Say so and go on (the
             // application must finish); the header then lacks that subtree's names and counts.
-            if (theirs) {
+            if (const auto theirs = decode(bytes)) {
                 summary.merge(*theirs);
             } else {
-                std::fprintf(stderr, "h-trace: the end-of-run summary of rank %d is unreadable\n", rank + step);
+                std::fprintf(stderr, "h-trace: the end-of-run summary of rank %d is unreadable\n", child);
             }
-        }
-    }
+        });
     return summary;
 }
 
 }  // namespace
 
-JobSummary summarize_job(const RankSummary& mine, int rank, MPI_Comm comm)
+JobSummary summarize_job(const RankSummary& mine, int rank, const MergeTree& tree)
 {
     Subtree subtree;
     for (const auto& [key, stored] : mine.file_names) subtree.census.add(stored, rank);
@@ -121,8 +111,9 @@ JobSummary summarize_job(const RankSummary& mine, int rank, MPI_Comm comm)
     subtree.cancels_requests = mine.cancels_requests;
     subtree.counts = mine.counts;
     subtree.topologies = mine.topologies;
-    subtree = summarize_over_tree(std::move(subtree), comm);
+    subtree = summarize_over_tree(std::move(subtree), tree);
 
+    const MPI_Comm comm = tree.all;
     int comm_rank = 0;
     PMPI_Comm_rank(comm, &comm_rank);
     // Back down: the slowest time, whether any rank cancels, the decision on names.

@@ -7,6 +7,8 @@
 // topologies and the job's call counts. Where ranks outnumber cores each pass over every rank costs
 // milliseconds, so these travel together rather than in a collective each.
 
+#include "merge/radix_reduce.hpp"
+
 #include <mpi.h>
 
 #include <cstdint>
@@ -41,7 +43,8 @@ struct JobSummary {
 };
 
 // `rank`: the rank the file-name patterns were derived for (the world rank, which is its rank in
-// `comm`). Collective over `comm`, the tracer's own communicator; waits politely (merge/radix_reduce.hpp).
-JobSummary summarize_job(const RankSummary& mine, int rank, MPI_Comm comm);
+// `tree.all`). Up the merge's tree and back by a broadcast over `tree.all`, the tracer's own
+// communicator; waits politely (merge/radix_reduce.hpp).
+JobSummary summarize_job(const RankSummary& mine, int rank, const MergeTree& tree);
 
 }  // namespace htrace::capture

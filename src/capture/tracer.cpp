@@ -189,6 +189,7 @@ private:
     int world_rank_ = 0;
     int world_size_ = 1;
     MPI_Comm own_comm_ = MPI_COMM_NULL;
+    MergeTree merge_tree_;  // over own_comm_
     Communicators comms_;
     LoopFolder folder_;
     std::unordered_map<MPI_Request, std::vector<WildcardReceive>> wildcard_receives_;
@@ -471,6 +472,9 @@ HTRACE_COLD void Tracer::start(double entered)
     PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
     PMPI_Comm_size(MPI_COMM_WORLD, &world_size_);
     PMPI_Comm_dup(MPI_COMM_WORLD, &own_comm_);
+    // Made here, where the ranks meet anyway: at MPI_Finalize the ranks arrive one by one and wait
+    // politely, which a split's blocking collectives cannot.
+    merge_tree_ = make_merge_tree(own_comm_);
 
     // Every rank reads the same environment, so every rank stops on the same error; only rank 0
     // says so. The output directory is checked where the file will be written, on rank 0.
@@ -693,7 +697,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     summary.counts.push_back(calls_);
     summary.file_names = file_names_;
     summary.topologies = topologies_;
-    JobSummary job = summarize_job(summary, world_rank_, own_comm_);
+    JobSummary job = summarize_job(summary, world_rank_, merge_tree_);
     const double slowest = job.slowest_seconds;
     // Patterns only one rank derived give way to its literal names, in its events too, before the
     // merge compares them (trace/file_names.hpp).
@@ -703,7 +707,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     const double merge_start_ticks = now_ticks();
     MergeRule rule{config_.precision, config_.histogram};
     rule.significant_compute_seconds = significant_compute_seconds(slowest);
-    ReduceResult reduced = reduce_over_tree(std::move(mine), own_comm_, rule, job.cancels_requests);
+    ReduceResult reduced = reduce_over_tree(std::move(mine), merge_tree_, rule, job.cancels_requests);
     const MergeTime merge_time{steady_seconds() - merge_start, (now_ticks() - merge_start_ticks) * seconds_per_tick()};
     int written = 0;
     if (world_rank_ == 0) {
@@ -750,6 +754,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     // other ranks sleep rather than spin in MPI_Finalize: rank 0 is still writing.
     broadcast_politely(&written, 1, MPI_INT, own_comm_);
     if (written) unlink(part_path().c_str());
+    free_merge_tree(merge_tree_);
     PMPI_Comm_free(&own_comm_);
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// The ranks' traces merged pairwise as the radix tree does at MPI_Finalize, for merge unit tests.
+// The ranks' traces merged pairwise as the radix tree does at MPI_Finalize on one host (or one rank
+// a host), for merge unit tests.
 
 #include "merge/rank_merge.hpp"
 
