@@ -4,10 +4,10 @@
 #include "trace/trace_file.hpp"
 
 #include <algorithm>
-#include <cstring>
-#include <memory>
 #include <cstdint>
+#include <cstring>
 #include <ctime>
+#include <memory>
 #include <vector>
 
 namespace htrace {
