@@ -1,6 +1,7 @@
 #include "merge/loop_folding.hpp"
 
 #include "merge/phase_folding.hpp"
+#include "merge/world_steps.hpp"
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
 
@@ -19,7 +20,7 @@ uint64_t value_key(const Value& v)
 
 }  // namespace
 
-bool nodes_match(const Node& a, const Node& b, const MergeRule& rule)
+bool nodes_match(const Node& a, const Node& b, const MergeRule& rule, bool exact_step_counts)
 {
     if (a.is_event() != b.is_event()) return false;
     if (a.is_event()) {
@@ -37,8 +38,12 @@ bool nodes_match(const Node& a, const Node& b, const MergeRule& rule)
     const Loop& x = a.loop();
     const Loop& y = b.loop();
     if (!may_merge_iterations(x.iterations, y.iterations, rule) || x.body.size() != y.body.size()) return false;
+    if (exact_step_counts && x.iterations != y.iterations &&
+        std::any_of(x.body.begin(), x.body.end(), holds_step_collective)) {
+        return false;
+    }
     for (size_t i = 0; i < x.body.size(); ++i) {
-        if (!nodes_match(x.body[i], y.body[i], rule)) return false;
+        if (!nodes_match(x.body[i], y.body[i], rule, exact_step_counts)) return false;
     }
     return true;
 }
@@ -82,7 +87,43 @@ void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_we
     for (size_t i = 0; i < loop.body.size(); ++i) absorb(loop.body[i], other.body[i], body_into, body_from, rank, rule);
 }
 
-LoopFolder::LoopFolder(MergeRule rule, Rank rank) : rule_(rule), rank_(rank) {}
+LoopFolder::LoopFolder(MergeRule rule, Rank rank)
+    : rule_(rule), rank_(rank), folds_world_steps_(may_merge_iterations(Value(1), Value(0), rule))
+{
+}
+
+bool LoopFolder::exact_step_counts() const { return folds_world_steps_ && seq_.size() < kMaxStepsTopLevel; }
+
+// What push() keys a node by: a loop's body hash is the polynomial hash of its body's keys, as
+// range_hash gives it for the copy a loop was folded from.
+uint64_t LoopFolder::node_key(const Node& node) const
+{
+    return node.is_loop() ? mix64(body_hash(node.loop().body) ^ 0xabcdefull) : event_key(node.event());
+}
+
+uint64_t LoopFolder::body_hash(const Sequence& body) const
+{
+    uint64_t h = 0;
+    for (const auto& node : body) h = h * kHashBase + node_key(node);
+    return h;
+}
+
+Sequence LoopFolder::refolded(Sequence seq) const
+{
+    // The rule held back only loops around collectives on the world, or loops of several of them.
+    const bool held_back =
+        std::count_if(seq.begin(), seq.end(), [](const Node& n) { return is_step_collective(n); }) >= 2 ||
+        std::any_of(seq.begin(), seq.end(), [](const Node& n) { return n.is_loop() && holds_step_collective(n); });
+    if (!folds_world_steps_ || !held_back) return seq;
+    LoopFolder again(rule_, rank_);
+    again.folds_world_steps_ = false;
+    for (auto& node : seq) {
+        const uint64_t hash = node.is_loop() ? again.body_hash(node.loop().body) : 0;
+        again.push(std::move(node), hash);
+        again.fold();
+    }
+    return std::move(again.seq_);
+}
 
 // What must be equal for two calls to possibly match: operation, call site, and the values that
 // must be equal to merge (all of them at precision 100), so that a hash match is almost always a fold.
@@ -167,7 +208,7 @@ bool LoopFolder::extend_loop()
         if (range_hash(*it + 1, n) != slots_[*it].body_hash || !loop.iterations.is_exact()) continue;
         const size_t body_start = *it + 1;
         bool same = true;
-        for (size_t i = 0; i < loop.body.size() && same; ++i) same = nodes_match(loop.body[i], seq_[body_start + i], rule_);
+        for (size_t i = 0; i < loop.body.size() && same; ++i) same = nodes_match(loop.body[i], seq_[body_start + i], rule_, exact_step_counts());
         if (!same) continue;
         const auto done = static_cast<uint64_t>(loop.iterations.exact());
         for (size_t i = 0; i < loop.body.size(); ++i) absorb(loop.body[i], seq_[body_start + i], done, 1, rank_, rule_);
@@ -184,12 +225,19 @@ bool LoopFolder::fold_period(size_t len)
     const size_t n = seq_.size();
     const size_t first = n - 2 * len;
     if (range_hash(first, first + len) != range_hash(first + len, n)) return false;
+    // Steps are cut after each collective on the world (world_steps.hpp): a body that holds one
+    // ends with one, so that no call outside it is left at the body's level.
+    if (exact_step_counts() && !is_step_collective(seq_[first + len - 1]) &&
+        std::any_of(seq_.begin() + static_cast<ptrdiff_t>(first), seq_.begin() + static_cast<ptrdiff_t>(first + len),
+                    holds_step_collective)) {
+        return false;
+    }
     if (auto known = mismatches_.find(len);
         known != mismatches_.end() && known->second.generation == generation_ && n <= known->second.until) {
         return false;
     }
     for (size_t i = 0; i < len; ++i) {
-        if (!nodes_match(seq_[first + i], seq_[first + len + i], rule_)) {
+        if (!nodes_match(seq_[first + i], seq_[first + len + i], rule_, exact_step_counts())) {
             mismatches_[len] = {first + i + 2 * len, generation_};
             return false;
         }
@@ -404,7 +452,7 @@ Sequence LoopFolder::finish()
     last_with_key_.clear();
     last_with_gram_.clear();
     mismatches_.clear();
-    return fold_phases(std::move(out), rule_, rank_);
+    return fold_phases(std::move(out), rule_, rank_, [this](Sequence seq) { return refolded(std::move(seq)); });
 }
 
 Sequence LoopFolder::snapshot() const
@@ -413,7 +461,7 @@ Sequence LoopFolder::snapshot() const
     if (fast_) {
         for (Node& node : partial_iteration()) out.push_back(std::move(node));
     }
-    return fold_phases(std::move(out), rule_, rank_);
+    return fold_phases(std::move(out), rule_, rank_, [this](Sequence seq) { return refolded(std::move(seq)); });
 }
 
 }  // namespace htrace

@@ -146,12 +146,25 @@ private:
     std::vector<FastCall> fast_times_;
     std::vector<RecordedCall> fast_calls_;  // below precision 100 their values may differ
 
+    // Where phases fold (p = 0), loops around the world's collectives keep exact counts while the
+    // sequence is shorter than this (world_steps.hpp); a longer one merges them, as other loops.
+    static constexpr size_t kMaxStepsTopLevel = 4096;
+    bool exact_step_counts() const;
+    // `seq` folded again at top level with loops of any counts merging, for a rank whose steps
+    // cannot be cut at the world's collectives (phase_folding.hpp).
+    Sequence refolded(Sequence seq) const;
+    uint64_t node_key(const Node& node) const;
+    uint64_t body_hash(const Sequence& body) const;
+
     MergeRule rule_;
     Rank rank_;
+    bool folds_world_steps_;
 };
 
 // Whether `a` and `b` may fold into one under the rule: same structure, values within precision.
-bool nodes_match(const Node& a, const Node& b, const MergeRule& rule);
+// `exact_step_counts`: loops around blocking collectives on the world fold only with equal counts
+// (world_steps.hpp needs each rank's steps call by call).
+bool nodes_match(const Node& a, const Node& b, const MergeRule& rule, bool exact_step_counts = false);
 // Folds `from` into `into` (they match): times merge, differing values become histograms. The
 // weights say how many calls each side's values stand for so far.
 void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_weight, Rank rank,

@@ -2,6 +2,7 @@
 
 #include "merge/rank_merge.hpp"
 #include "merge/unroll.hpp"
+#include "merge/world_steps.hpp"
 #include "trace/completion_set.hpp"
 #include "trace/hash.hpp"
 
@@ -343,12 +344,17 @@ void one_completed_set_per_call(Sequence& seq, const MergeRule& rule, Rank rank)
 
 }  // namespace
 
-Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank)
+Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank, const std::function<Sequence(Sequence)>& refold)
 {
-    // Which request a cancel hits is the rank's own history, which calls made optional would lose.
-    if (!may_merge_iterations(Value(1), Value(0), rule) || cancels_requests(seq)) return seq;
-    one_completed_set_per_call(seq, rule, rank);
-    return fold_best(std::move(seq), rule, rank, 0);
+    if (!may_merge_iterations(Value(1), Value(0), rule)) return seq;
+    // Which request a cancel hits is the rank's own history, which calls made optional would lose:
+    // only steps that cancel nothing merge.
+    const bool cancels = cancels_requests(seq);
+    if (!cancels) one_completed_set_per_call(seq, rule, rank);
+    const auto fold_calls = [&](Sequence calls) { return cancels ? calls : fold_best(std::move(calls), rule, rank, 1); };
+    if (auto steps = fold_world_steps(seq, rule, rank, fold_calls)) return std::move(*steps);
+    if (refold) seq = refold(std::move(seq));
+    return cancels ? seq : fold_best(std::move(seq), rule, rank, 0);
 }
 
 }  // namespace htrace

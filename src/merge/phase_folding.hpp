@@ -22,10 +22,14 @@
 #include "merge/precision.hpp"
 #include "trace/event.hpp"
 
+#include <functional>
+
 namespace htrace {
 
 // `seq`: one rank's folded calls (LoopFolder::finish). Unchanged unless the rule merges a count
-// with 0.
-Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank);
+// with 0. `refold`: where the steps are not cut at the world's collectives (world_steps.hpp), the
+// loop folder's folding of `seq` with loops around them merging whatever their counts.
+Sequence fold_phases(Sequence seq, const MergeRule& rule, Rank rank,
+                     const std::function<Sequence(Sequence)>& refold = {});
 
 }  // namespace htrace

@@ -5,6 +5,7 @@
 #include "trace/event.hpp"
 #include "trace/walk.hpp"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,21 @@ inline std::vector<std::string> calls_of(const Sequence& seq, Rank rank, int32_t
             if (p.role == Role::bytes) text += ":" + std::to_string(p.value.value_for(r).value_or(-1));
         }
         out.push_back(text);
+    });
+    walker.run();
+    return out;
+}
+
+// Calls per call site (a letter) as the walk counts them: a loop whose count is a histogram by its
+// mean, so the sum is what the trace stands for on average.
+inline std::map<char, double> expected_calls(const Sequence& seq, int32_t ranks = 1)
+{
+    Trace trace;
+    trace.header.ranks = ranks;
+    trace.body = seq;
+    std::map<char, double> out;
+    TraceWalker walker(trace, [&](const Event& e, Rank, const CommunicatorTable&, double weight) {
+        out[static_cast<char>(e.signature)] += weight;
     });
     walker.run();
     return out;
