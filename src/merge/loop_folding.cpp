@@ -1,6 +1,7 @@
 #include "merge/loop_folding.hpp"
 
 #include "merge/phase_folding.hpp"
+#include "merge/unroll.hpp"
 #include "merge/world_steps.hpp"
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
@@ -115,9 +116,19 @@ Sequence LoopFolder::refolded(Sequence seq) const
         std::count_if(seq.begin(), seq.end(), [](const Node& n) { return is_step_collective(n); }) >= 2 ||
         std::any_of(seq.begin(), seq.end(), [](const Node& n) { return n.is_loop() && holds_step_collective(n); });
     if (!folds_world_steps_ || !held_back) return seq;
+    // Bodies held back from ending between steps were turned round (X (Y X)^n Y for (X Y)^(n+1)):
+    // small loops around the world's collectives are unrolled so that they fold as they were called.
+    Sequence calls;
+    for (auto& node : seq) {
+        if (node.is_loop() && holds_step_collective(node) && may_unroll(node)) {
+            append_unrolled(calls, std::move(node.loop()));
+        } else {
+            calls.push_back(std::move(node));
+        }
+    }
     LoopFolder again(rule_, rank_);
     again.folds_world_steps_ = false;
-    for (auto& node : seq) {
+    for (auto& node : calls) {
         const uint64_t hash = node.is_loop() ? again.body_hash(node.loop().body) : 0;
         again.push(std::move(node), hash);
         again.fold();

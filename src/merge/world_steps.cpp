@@ -64,9 +64,17 @@ struct Pattern {
     std::vector<Item> items;
 };
 
+// Units of one call site merge only where their collectives' categorical values (root,
+// communicator) agree: those never become histograms.
 uint64_t unit_key(const Event& e)
 {
-    return mix64(static_cast<uint64_t>(e.op) * 0x100000001b3ull ^ e.signature);
+    uint64_t h = mix64(static_cast<uint64_t>(e.op) * 0x100000001b3ull ^ e.signature);
+    for (const auto& p : e.params) {
+        if (!role_is_categorical(p.role)) continue;
+        const uint64_t value = p.value.is_exact() ? static_cast<uint64_t>(p.value.exact()) : 0x4157ull;
+        h = mix64(h * 0x9E3779B97F4A7C15ull + (static_cast<uint64_t>(p.role) << 32 ^ value));
+    }
+    return h;
 }
 
 // Where the calls outside every unit go at top level: those before the first unit where a loop
