@@ -1,7 +1,6 @@
 #include "merge/loop_folding.hpp"
 
 #include "merge/phase_folding.hpp"
-#include "merge/unroll.hpp"
 #include "merge/world_steps.hpp"
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
@@ -109,6 +108,48 @@ uint64_t LoopFolder::body_hash(const Sequence& body) const
     return h;
 }
 
+// The rule held loops around the world's collectives back from bodies that do not end in one, so
+// that the folder turned them round: X (Y X)^n Y for (X Y)^(n+1). Where the steps are not cut at
+// those collectives after all, they are turned back, X and Y taken into the body, so that ranks
+// whose steps the rule turned differently fold alike again.
+Sequence LoopFolder::turned_back(Sequence seq) const
+{
+    Sequence out;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        Node& node = seq[i];
+        if (!node.is_loop() || !holds_step_collective(node) || !node.loop().iterations.is_exact() ||
+            node.loop().last_leaves_out > 0) {
+            out.push_back(std::move(node));
+            continue;
+        }
+        Loop& loop = node.loop();
+        const size_t length = loop.body.size();
+        const auto matches = [&](const Node& outside, size_t at) { return nodes_match(outside, loop.body[at], rule_, true); };
+        size_t turn = 0;  // how many nodes at the end of the body come before the loop
+        for (size_t k = 1; k < length && turn == 0; ++k) {
+            if (out.size() < k || i + (length - k) >= seq.size()) continue;
+            bool fits = true;
+            for (size_t j = 0; j < k && fits; ++j) fits = matches(out[out.size() - k + j], length - k + j);
+            for (size_t j = 0; j < length - k && fits; ++j) fits = matches(seq[i + 1 + j], j);
+            if (fits) turn = k;
+        }
+        if (turn == 0) {
+            out.push_back(std::move(node));
+            continue;
+        }
+        const auto runs = static_cast<uint64_t>(loop.iterations.exact());
+        Loop turned{Value(loop.iterations.exact() + 1), {}};
+        for (size_t j = length - turn; j < length; ++j) turned.body.push_back(std::move(loop.body[j]));
+        for (size_t j = 0; j < length - turn; ++j) turned.body.push_back(std::move(loop.body[j]));
+        for (size_t j = 0; j < turn; ++j) absorb(turned.body[j], out[out.size() - turn + j], runs, 1, rank_, rule_);
+        for (size_t j = 0; j < length - turn; ++j) absorb(turned.body[turn + j], seq[i + 1 + j], runs, 1, rank_, rule_);
+        out.resize(out.size() - turn);
+        out.push_back(Node{std::move(turned)});
+        i += length - turn;
+    }
+    return out;
+}
+
 Sequence LoopFolder::refolded(Sequence seq) const
 {
     // The rule held back only loops around collectives on the world, or loops of several of them.
@@ -116,19 +157,9 @@ Sequence LoopFolder::refolded(Sequence seq) const
         std::count_if(seq.begin(), seq.end(), [](const Node& n) { return is_step_collective(n); }) >= 2 ||
         std::any_of(seq.begin(), seq.end(), [](const Node& n) { return n.is_loop() && holds_step_collective(n); });
     if (!folds_world_steps_ || !held_back) return seq;
-    // Bodies held back from ending between steps were turned round (X (Y X)^n Y for (X Y)^(n+1)):
-    // small loops around the world's collectives are unrolled so that they fold as they were called.
-    Sequence calls;
-    for (auto& node : seq) {
-        if (node.is_loop() && holds_step_collective(node) && may_unroll(node)) {
-            append_unrolled(calls, std::move(node.loop()));
-        } else {
-            calls.push_back(std::move(node));
-        }
-    }
     LoopFolder again(rule_, rank_);
     again.folds_world_steps_ = false;
-    for (auto& node : calls) {
+    for (auto& node : turned_back(std::move(seq))) {
         const uint64_t hash = node.is_loop() ? again.body_hash(node.loop().body) : 0;
         again.push(std::move(node), hash);
         again.fold();

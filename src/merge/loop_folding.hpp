@@ -153,6 +153,7 @@ private:
     // `seq` folded again at top level with loops of any counts merging, for a rank whose steps
     // cannot be cut at the world's collectives (phase_folding.hpp).
     Sequence refolded(Sequence seq) const;
+    Sequence turned_back(Sequence seq) const;
     uint64_t node_key(const Node& node) const;
     uint64_t body_hash(const Sequence& body) const;
 
