@@ -5,6 +5,7 @@ replayed on SimGrid's simulated platforms.
     h-whatif [--output-dir DIR] [--smpirun PATH] [--h-replay-smpi PATH] [--h-dump PATH]
              [--hostfile FILE] [--smpirun-arg ARG ...] [--replay-arg ARG ...]
              TRACE PLATFORM.xml [PLATFORM.xml ...]
+    h-whatif --ranks N [options] TRACE TRACE TRACE... PLATFORM.xml [PLATFORM.xml ...]
 
 For each platform, in the order given, replays the trace on it with SimGrid's SMPI:
 
@@ -32,6 +33,10 @@ take long: the CSV, the chart and the table hold the platforms that succeeded, a
 --smpirun-arg passes an option to every smpirun (e.g. --smpirun-arg=--cfg=network/model:CM02),
 --replay-arg one to h-replay-smpi (e.g. --replay-arg=--no-compute). h-replay-smpi and h-dump are
 looked for next to h-whatif, then on PATH; smpirun on PATH.
+
+With --ranks N, the job is one nobody ran: the traces (of the same program and input at three or
+more rank counts; the platform files are those whose names end in .xml) go to h-extrap, which writes
+DIR/extrapolated-N.h, the trace of N ranks, and that trace is replayed on each platform.
 """
 
 import argparse
@@ -74,8 +79,10 @@ def required_tool(name, given):
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(prog="h-whatif", usage=__doc__.split("\n\n")[1])
-    parser.add_argument("trace", help="the trace to replay")
-    parser.add_argument("platforms", nargs="+", metavar="PLATFORM.xml", help="SimGrid platform files")
+    parser.add_argument("files", nargs="+", metavar="TRACE... PLATFORM.xml...",
+                        help="the trace to replay (with --ranks, the traces to extrapolate from), then platform files")
+    parser.add_argument("--ranks", type=int, help="extrapolate the traces to this many ranks first (h-extrap)")
+    parser.add_argument("--h-extrap", help="h-extrap (next to h-whatif, else from PATH)")
     parser.add_argument("--output-dir", default=".", help="where the table, the chart and the logs go (.)")
     parser.add_argument("--smpirun", default="smpirun", help="SimGrid's smpirun (from PATH)")
     parser.add_argument("--h-replay-smpi", help="h-replay built for SMPI (next to h-whatif, else from PATH)")
@@ -83,7 +90,20 @@ def parse_arguments(argv):
     parser.add_argument("--hostfile", help="host of each rank, one a line, for every platform")
     parser.add_argument("--smpirun-arg", action="append", default=[], help="an option for every smpirun")
     parser.add_argument("--replay-arg", action="append", default=[], help="an option for h-replay-smpi")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    # Traces first, then the platforms: with --ranks there are several traces, told apart from the
+    # platform files by the latter's .xml.
+    first_platform = 1 if args.ranks is None else next(
+        (i for i, path in enumerate(args.files) if path.endswith(".xml")), len(args.files))
+    args.traces, args.platforms = args.files[:first_platform], args.files[first_platform:]
+    if args.ranks is not None and args.ranks < 1:
+        parser.error("--ranks wants a positive number of ranks")
+    if not args.platforms:
+        parser.error("no platform file (PLATFORM.xml) given")
+    if args.ranks is not None and len(args.traces) < 3:
+        parser.error(f"--ranks extrapolates from traces at three or more rank counts ({len(args.traces)} given)")
+    args.trace = args.traces[0]
+    return args
 
 
 def platform_name(path):
@@ -93,7 +113,7 @@ def platform_name(path):
 def check_inputs(args):
     """Every file must be there before hours of simulation start; platform names label the rows,
     the bars and the files kept, so they must differ."""
-    for path in [args.trace] + args.platforms + ([args.hostfile] if args.hostfile else []):
+    for path in args.traces + args.platforms + ([args.hostfile] if args.hostfile else []):
         if not os.path.isfile(path):
             raise WhatIfError(f"h-whatif: {path}: no such file")
     names = [platform_name(path) for path in args.platforms]
@@ -214,24 +234,40 @@ def write_results(rows, directory, title):
     (directory / "whatif.svg").write_text(chart + "\n")
 
 
+def extrapolate(args, directory):
+    """The trace of --ranks ranks from the traces given (h-extrap), as the trace to replay."""
+    h_extrap = required_tool("h-extrap", args.h_extrap)
+    output = directory / f"extrapolated-{args.ranks}.h"
+    done = subprocess.run([h_extrap] + args.traces + ["--ranks", str(args.ranks), "-o", str(output)],
+                          capture_output=True)
+    message = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode != 0:
+        raise WhatIfError(message or f"h-whatif: h-extrap exited {done.returncode}")
+    print(message, file=sys.stderr)
+    args.trace = str(output)
+
+
 def main(argv):
     args = parse_arguments(argv)
+    directory = pathlib.Path(args.output_dir)
     try:
         check_inputs(args)
         tools = {name: required_tool(name, getattr(args, name.replace("-", "_"))) for name in ("h-replay-smpi", "h-dump")}
+        if args.ranks is not None:
+            directory.mkdir(parents=True, exist_ok=True)
+            extrapolate(args, directory)
         header = trace_header(tools["h-dump"], args.trace)
     except WhatIfError as error:
         print(error, file=sys.stderr)
         return 2
     ranks = header["ranks"]
-    directory = pathlib.Path(args.output_dir)
     directory.mkdir(parents=True, exist_ok=True)
     # A table left by an earlier study must not pass for this one's if every platform fails.
     for old in ("whatif.csv", "whatif.svg"):
         (directory / old).unlink(missing_ok=True)
     command = header.get("command", "").split()
     program = " ".join([pathlib.Path(command[0]).name] + command[1:]) if command else pathlib.Path(args.trace).name
-    title = f"h-whatif: {program}, {ranks} ranks"
+    title = f"h-whatif: {program}, {ranks} ranks" + (" (extrapolated)" if header.get("extrapolation") else "")
     if args.replay_arg:
         title += f" (replay {' '.join(args.replay_arg)})"
 

@@ -271,6 +271,11 @@ struct TraceHeader {
     // incomplete: the ranks it holds, each with where it stopped, in rank order; other ranks are absent.
     std::vector<RankStop> stops;
     bool incomplete() const { return !stops.empty(); }
+    // Format 17: empty for a traced run. A trace h-extrap made says so, one line each: the traces it
+    // came from, the process grid it followed, and the model of each value that changes with the
+    // rank count ("event 12 (MPI_Isend) bytes: 131072 * N^-1").
+    std::vector<std::string> extrapolation;
+    bool extrapolated() const { return !extrapolation.empty(); }
     bool operator==(const TraceHeader&) const = default;
 };
 

@@ -30,6 +30,8 @@ inline constexpr int kMostZstdWindowLog = 23;
 inline constexpr uint64_t kMostNameBytes = 4096;
 inline constexpr uint64_t kMostHeaderTextBytes = uint64_t{1} << 16;
 inline constexpr uint64_t kMostTopologyBytes = uint64_t{1} << 24;
+// An extrapolated trace's record: a line per value that changes with the rank count.
+inline constexpr uint64_t kMostExtrapolationLines = uint64_t{1} << 20;
 // The width of a zero-padded rank in a file-name pattern, "{rank:0N}".
 inline constexpr int64_t kMostRankWidth = 16;
 

@@ -298,6 +298,7 @@ void render_text(std::ostream& out, const Trace& trace)
     for (const RankStop& stop : h.stops) {
         out << "incomplete: rank " << stop.rank << " stopped after " << stop.calls << " calls: " << stop.reason << "\n";
     }
+    for (const std::string& line : h.extrapolation) out << "extrapolated " << line << "\n";  // format 17
     for (const auto& [key, name] : h.file_names) out << "file_name " << key << " " << name << "\n";
     for (const auto& [key, text] : h.topologies) out << "topology " << key << " " << text << "\n";
     out << "\n";
@@ -324,6 +325,8 @@ void render_json(std::ostream& out, const Trace& trace)
         out << (i == 0 ? "" : ", ") << "{\"rank\": " << h.stops[i].rank << ", \"calls\": " << h.stops[i].calls
             << ", \"reason\": " << json_string(h.stops[i].reason) << "}";
     }
+    out << "], \"extrapolation\": [";
+    for (size_t i = 0; i < h.extrapolation.size(); ++i) out << (i == 0 ? "" : ", ") << json_string(h.extrapolation[i]);
     out << "], \"file_names\": {";
     for (auto it = h.file_names.begin(); it != h.file_names.end(); ++it) {
         out << (it == h.file_names.begin() ? "" : ", ") << json_string(std::to_string(it->first)) << ": "

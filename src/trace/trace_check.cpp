@@ -383,6 +383,15 @@ std::string check_header(const TraceHeader& h)
         if (!stopped.insert(stop.rank).second) return fail(which + ": given twice");
         if (auto problem = text_problem(which, stop.reason, kMostNameBytes); !problem.empty()) return fail(problem);
     }
+    if (h.extrapolation.size() > kMostExtrapolationLines) {
+        return fail(std::to_string(h.extrapolation.size()) + " lines of extrapolation (at most " +
+                    std::to_string(kMostExtrapolationLines) + ")");
+    }
+    for (const std::string& line : h.extrapolation) {
+        if (auto problem = text_problem("a line of extrapolation", line, kMostNameBytes); !problem.empty()) {
+            return fail(problem);
+        }
+    }
     for (const auto& [key, name] : h.file_names) {
         const std::string which = "file name " + std::to_string(key);
         if (key < 0 || key > std::numeric_limits<int32_t>::max()) return fail(which + " has a key out of range");

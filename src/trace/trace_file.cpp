@@ -562,6 +562,8 @@ void write_header(Encoder& out, const TraceHeader& h)
         out.unsigned_int(stop.calls);
         out.text(stop.reason);
     }
+    out.unsigned_int(h.extrapolation.size());
+    for (const std::string& line : h.extrapolation) out.text(line);
 }
 
 // The modelled operation codes of this build: a trace is only understood by a build whose table
@@ -1103,6 +1105,9 @@ TraceHeader read_header(Decoder& in, uint64_t version)
         stop.reason = in.text();
         h.stops.push_back(std::move(stop));
     }
+    if (version < 17) return h;
+    const uint64_t lines = in.unsigned_int();
+    for (uint64_t i = 0; i < lines && in.ok(); ++i) h.extrapolation.push_back(in.text());
     return h;
 }
 

@@ -25,8 +25,9 @@ namespace htrace {
 // read; 13: histograms say whether they are alike on every rank (Value); 14: loops whose last
 // iteration leaves out the end of the body (Loop), signatures as 32 bits (6 to 13 still read); 15:
 // communicators' topologies in the header; 16: the run's id and rank 0's host, and for a trace
-// h-merge made from partial files, the ranks it holds and where each stopped (TraceHeader::stops).
-inline constexpr uint32_t kTraceFormatVersion = 16;
+// h-merge made from partial files, the ranks it holds and where each stopped (TraceHeader::stops);
+// 17: for a trace h-extrap made, where it came from and its models (TraceHeader::extrapolation).
+inline constexpr uint32_t kTraceFormatVersion = 17;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

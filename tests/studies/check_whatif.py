@@ -18,6 +18,12 @@
 4. Runs h-whatif again with a broken platform file between the two: it must exit 1 and name the
    broken one, and its CSV must hold the other two with exactly the times of step 3 (the same inputs
    give the same simulation, and one failing platform does not stop the others).
+5. With --h-extrap: traces the program at 4, 8 and 16 ranks and runs `h-whatif --ranks N` on those
+   three traces and fast.xml, communication only (--replay-arg=--no-compute), and the same on the
+   trace of step 1: the extrapolated job must predict the traced job's time within 1% (the
+   simulation is deterministic, and where the extrapolated trace holds the traced one's events and
+   values, the simulated communication is the same), and h-whatif --ranks with two traces must stop
+   with exit status 2.
 
 Exit status 0 passes, 1 fails, 77 skips (no smpirun or h-replay-smpi, as without SimGrid, or no
 mpirun), as Meson reads them. The scratch directory is kept after a failure (or with --keep).
@@ -59,11 +65,12 @@ def parse_arguments(argv):
     parser.add_argument("--h-replay-smpi", help="h-replay built for SMPI (absent: skipped)")
     parser.add_argument("--mpirun", help="mpirun to trace with (default: mpirun or mpiexec from PATH)")
     parser.add_argument("--np", type=int, default=64, help="rank count (default 64)")
+    parser.add_argument("--h-extrap", help="h-extrap, for step 5 (absent: step 5 left out)")
     parser.add_argument("--timeout", type=float, default=300, help="seconds each run may take (default 300)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
     args = parser.parse_args(argv[:split])
     # Meson gives paths relative to the build directory; h-whatif runs in the scratch directory.
-    for tool in ("h_whatif", "h_trace", "h_dump", "h_replay_smpi", "platform"):
+    for tool in ("h_whatif", "h_trace", "h_dump", "h_replay_smpi", "h_extrap", "platform"):
         if getattr(args, tool):
             setattr(args, tool, os.path.abspath(getattr(args, tool)))
     args.command = argv[split + 1:]
@@ -81,9 +88,10 @@ def slower_platform(text):
     return slower
 
 
-def trace_program(args, mpirun, scratch):
-    trace = scratch / "trace.h"
-    command = mpirun_command(mpirun, args.np, [os.path.abspath(args.h_trace)] + args.command)
+def trace_program(args, mpirun, scratch, ranks=None):
+    ranks = ranks or args.np
+    trace = scratch / ("trace.h" if ranks == args.np else f"trace-{ranks}.h")
+    command = mpirun_command(mpirun, ranks, [os.path.abspath(args.h_trace)] + args.command)
     status, stdout, stderr = run(command, {"HTRACE_FILE": str(trace), "MERGE_PRECISION": "100"}, scratch,
                                  args.timeout)
     if status != 0 or not trace.is_file():
@@ -91,10 +99,13 @@ def trace_program(args, mpirun, scratch):
     return trace
 
 
-def whatif(args, trace, platforms, directory):
-    """Runs h-whatif; returns its exit status, its output, and its CSV's rows ([] without a CSV)."""
+def whatif(args, trace, platforms, directory, options=()):
+    """Runs h-whatif; returns its exit status, its output, and its CSV's rows ([] without a CSV).
+    `trace` may be a list of traces (with --ranks in `options`)."""
+    traces = trace if isinstance(trace, list) else [trace]
     command = [sys.executable, args.h_whatif, "--output-dir", str(directory), "--smpirun", args.smpirun,
-               "--h-replay-smpi", args.h_replay_smpi, "--h-dump", args.h_dump, str(trace)] + [str(p) for p in platforms]
+               "--h-replay-smpi", args.h_replay_smpi, "--h-dump", args.h_dump] + list(options) + \
+        [str(t) for t in traces] + [str(p) for p in platforms]
     status, stdout, stderr = run(command, {}, directory.parent, args.timeout)
     print(stdout + stderr, end="", flush=True)
     table = directory / "whatif.csv"
@@ -145,6 +156,29 @@ def check_failing_platform(args, trace, slow, fast, predicted, directory, failur
                         f"simulation must predict the same times, and a failed platform must not stop the others")
 
 
+def check_extrapolated(args, mpirun, trace, fast, scratch, failures):
+    """Step 5."""
+    smaller = [trace_program(args, mpirun, scratch, ranks) for ranks in (4, 8, 16)]
+    options = ["--replay-arg=--no-compute", "--h-extrap", args.h_extrap]
+    status, _, traced_rows = whatif(args, trace, [fast], scratch / "traced", options)
+    if status != 0 or len(traced_rows) != 1:
+        raise TestFailure(f"h-whatif of the trace at {args.np} ranks exited {status}")
+    status, _, rows = whatif(args, smaller, [fast], scratch / "extrapolated", ["--ranks", str(args.np)] + options)
+    if status != 0 or len(rows) != 1:
+        raise TestFailure(f"h-whatif --ranks {args.np} exited {status} with {len(rows)} platforms in its table")
+    if not (scratch / "extrapolated" / f"extrapolated-{args.np}.h").is_file():
+        failures.append(f"h-whatif --ranks left no extrapolated-{args.np}.h")
+    traced, extrapolated = float(traced_rows[0]["predicted_seconds"]), float(rows[0]["predicted_seconds"])
+    print(f"communication only at {args.np} ranks: traced {traced:.9f} s, extrapolated {extrapolated:.9f} s",
+          flush=True)
+    if abs(extrapolated - traced) > 0.01 * traced:
+        failures.append(f"the job extrapolated to {args.np} ranks predicts {extrapolated:.9f} s, the traced one "
+                        f"{traced:.9f} s: more than 1% apart")
+    status, output, _ = whatif(args, smaller[:2], [fast], scratch / "two", ["--ranks", str(args.np)])
+    if status != 2:
+        failures.append(f"h-whatif --ranks with two traces exited {status}, not 2")
+
+
 def run_case(args, mpirun, scratch):
     trace = trace_program(args, mpirun, scratch)
     fast, slow = scratch / "fast.xml", scratch / "slow.xml"
@@ -154,6 +188,8 @@ def run_case(args, mpirun, scratch):
     failures = []
     predicted = check_study(args, trace, slow, fast, scratch / "study", failures)
     check_failing_platform(args, trace, slow, fast, predicted, scratch / "again", failures)
+    if args.h_extrap:
+        check_extrapolated(args, mpirun, trace, fast, scratch, failures)
     if failures:
         raise TestFailure("\n".join(failures))
 

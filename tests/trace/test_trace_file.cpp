@@ -335,10 +335,11 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
 TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
 {
     // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
-    // 1 and 2. Formats 11 to 16 differ in nothing else this trace holds (its histogram is not alike
-    // on every rank) but the signature's width, the header's count of topologies (15) and its run id,
-    // host and stops (16), so a file of today's format relabelled 11, with its signature widened to 8
-    // bytes and without those header fields, is what a build of format 11 wrote with these values.
+    // 1 and 2. Formats 11 to 17 differ in nothing else this trace holds (its histogram is not alike
+    // on every rank) but the signature's width, the header's count of topologies (15), its run id,
+    // host and stops (16) and its lines of extrapolation (17), so a file of today's format relabelled
+    // 11, with its signature widened to 8 bytes and without those header fields, is what a build of
+    // format 11 wrote with these values.
     Trace t;
     t.header.ranks = 2;
     Event waitany = test::call('w', 8, 0, Op::Waitany);
@@ -350,10 +351,10 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
                       {Role::completed_set, Value(std::vector<PerRankValue>{{2, RankList(0)}, {6, RankList(1)}})},
                       {Role::completed_set, Value(old_draws)}};
     // The header ends where a trace with nothing in its body ends, but for the body's count of nodes and
-    // of opaque names, and the CRC: its last 11 bytes are the count of topologies, the run id (8 bytes),
-    // the host's length and the count of stops, all 0.
+    // of opaque names, and the CRC: its last 12 bytes are the count of topologies, the run id (8 bytes),
+    // the host's length, the count of stops and the count of lines of extrapolation, all 0.
     const size_t header_end = encode_trace(t, false).size() - 4 - 2;
-    constexpr size_t kNewerHeaderBytes = 11;
+    constexpr size_t kNewerHeaderBytes = 12;
     t.body = {Node{waitany}};
     std::vector<uint8_t> bytes = encode_trace(t, false);
     REQUIRE(bytes[16] == kTraceFormatVersion);
@@ -522,4 +523,32 @@ TEST_CASE("the run's id and host, and an incomplete trace's stops, are read back
     CHECK_FALSE(TraceHeader{}.incomplete());
     CHECK(format_run_id(0xfedcba9876543210ull) == "fedcba9876543210");
     CHECK(format_run_id(1) == "0000000000000001");
+}
+
+TEST_CASE("an extrapolated trace's record is read back; a format 16 file has none")
+{
+    Trace t = sample_trace();
+    t.header.extrapolation = {"from a.h (4 ranks), b.h (8 ranks), c.h (16 ranks)", "event 3 (MPI_Send) bytes: 4096 * N^-1"};
+    const DecodeResult read = decode_trace(encode_trace(t));
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    CHECK(read.trace->header.extrapolation == t.header.extrapolation);
+    CHECK(read.trace->header.extrapolated());
+    CHECK_FALSE(sample_trace().header.extrapolated());
+
+    // Format 16 ends the header where 17 writes the count of lines (0 here): today's file without
+    // that byte, relabelled 16, is what a build of format 16 wrote.
+    Trace plain;
+    plain.header.ranks = 2;
+    std::vector<uint8_t> bytes = encode_trace(plain, false);
+    const size_t count_at = bytes.size() - 4 - 2 - 1;  // before the body's two counts and the CRC
+    REQUIRE(bytes[count_at] == 0);
+    bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(count_at));
+    bytes[16] = 16;
+    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
+    boost::crc_32_type crc;
+    crc.process_bytes(bytes.data(), bytes.size() - 4);
+    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    const DecodeResult old = decode_trace(bytes);
+    REQUIRE_MESSAGE(old.trace.has_value(), old.error);
+    CHECK_FALSE(old.trace->header.extrapolated());
 }
