@@ -12,6 +12,7 @@ they are the machine's, not the program's, and on an oversubscribed machine most
 
 import argparse
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -118,6 +119,11 @@ def main():
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("program", nargs="+")
     args = parser.parse_args()
+    # Meson gives paths relative to the build directory; the jobs run in a scratch directory.
+    for tool in ("h_trace", "h_dump", "h_extrap"):
+        setattr(args, tool, os.path.abspath(getattr(args, tool)))
+    if os.path.exists(args.program[0]):
+        args.program[0] = os.path.abspath(args.program[0])
 
     with tempfile.TemporaryDirectory(prefix="h-trace-extrap-") as scratch:
         scratch = pathlib.Path(scratch)

@@ -61,12 +61,14 @@ int main(int argc, char **argv)
             local += block[i];
         }
         MPI_Allreduce(&local, &residual, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        log_call("MPI_Allreduce", 0);
+        log_call("MPI_Allreduce", sizeof(double));
     }
 
     double *all = rank == 0 ? malloc((size_t)rows * cols * size * sizeof(double)) : NULL;
     MPI_Gather(block, rows * cols, MPI_DOUBLE, all, rows * cols, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    log_call("MPI_Gather", 0);
+    /* The root's receive side is one rank's block too (the count per rank), as MPI counts it. */
+    const long long block_bytes = rows * cols * (long long)sizeof(double);
+    log_call_peer("MPI_Gather", (rank == 0 ? 2 : 1) * block_bytes, 0);
     if (rank == 0)
         printf("strong_scaling: %d ranks (%d x %d), blocks of %d x %d, residual %.6g\n", size, dims[0], dims[1],
                rows, cols, residual);
