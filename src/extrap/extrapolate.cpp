@@ -611,6 +611,21 @@ std::vector<int64_t> grid_of(const Trace& trace, int ndims)
     return balanced_dims(trace.header.ranks, ndims);
 }
 
+// The program and its input: under SimGrid the command line is its launcher's, which names the rank
+// count (`--cfg=smpi/np:16`), and that is the one thing the inputs must differ in.
+std::string program_and_input(const std::string& command_line)
+{
+    std::string out;
+    size_t at = 0;
+    while (at < command_line.size()) {
+        const size_t end = std::min(command_line.find(' ', at), command_line.size());
+        const std::string_view word(command_line.data() + at, end - at);
+        if (!word.starts_with("--cfg=smpi/np:")) out += (out.empty() ? "" : " ") + std::string(word);
+        at = end + 1;
+    }
+    return out;
+}
+
 std::string check_inputs(const std::vector<const Trace*>& traces, const std::vector<std::string>& names, int64_t target)
 {
     if (traces.size() < 3) return "needs traces at three or more rank counts (" + std::to_string(traces.size()) + " given)";
@@ -621,7 +636,7 @@ std::string check_inputs(const std::vector<const Trace*>& traces, const std::vec
         if (i > 0 && h.ranks == traces[i - 1]->header.ranks) {
             return "two traces at " + std::to_string(h.ranks) + " ranks: each rank count once";
         }
-        if (h.command_line != traces[0]->header.command_line) {
+        if (program_and_input(h.command_line) != program_and_input(traces[0]->header.command_line)) {
             return names[i] + ": another command (" + h.command_line + ") than " + names[0] + "'s";
         }
         if (!(h.histogram == traces[0]->header.histogram)) return names[i] + ": other histogram settings";

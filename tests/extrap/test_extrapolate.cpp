@@ -121,3 +121,15 @@ TEST_CASE("a size that would fall below zero is refused, not written")
     CHECK_FALSE(result.trace);
     CHECK(result.error.find("would not read") != std::string::npos);
 }
+
+TEST_CASE("traces made under SimGrid, whose command lines name their rank counts, are of one program")
+{
+    std::vector<Trace> traces;
+    for (int32_t n : {4, 8, 16}) {
+        traces.push_back(ring(n, 100));
+        traces.back().header.command_line = "smpimain ./ring --cfg=smpi/np:" + std::to_string(n) + " platform.xml 50";
+    }
+    CHECK(extrapolate(traces, kNames, 64).trace);
+    traces.back().header.command_line = "smpimain ./ring --cfg=smpi/np:16 platform.xml 60";
+    CHECK(extrapolate(traces, kNames, 64).error.find("another command") != std::string::npos);
+}
