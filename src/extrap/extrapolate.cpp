@@ -180,15 +180,25 @@ private:
         return event_number_ == 0 ? "at the start" : "after event " + std::to_string(event_number_);
     }
 
-    // The model of a value, recorded in the header where the value changes with the rank count.
-    Model fit(const std::string& what, const std::vector<Sample>& samples, std::vector<std::string>* record = nullptr)
+    static bool changes(const std::vector<Sample>& samples)
+    {
+        return std::any_of(samples.begin(), samples.end(),
+                           [&](const Sample& s) { return s.value != samples.front().value; });
+    }
+
+    Model fit_or_refuse(const std::string& what, const std::vector<Sample>& samples)
     {
         auto model = fit_model(samples);
         if (!model) refuse(what + ": no model fits its values");
-        const bool changes = std::any_of(samples.begin(), samples.end(),
-                                         [&](const Sample& s) { return s.value != samples.front().value; });
-        if (changes) (record != nullptr ? *record : models_).push_back(what + ": " + model->text());
         return *model;
+    }
+
+    // The model of a value, recorded in the header where the value changes with the rank count.
+    Model fit(const std::string& what, const std::vector<Sample>& samples)
+    {
+        const Model model = fit_or_refuse(what, samples);
+        if (changes(samples)) models_.push_back(what + ": " + model.text());
+        return model;
     }
 
     Event event(const std::vector<const Event*>& events)
@@ -384,22 +394,24 @@ private:
         }
         std::map<RankClass, int64_t> at_target;
         for (auto& [c, s] : samples) s = fuller_samples(samples, s);
-        // One line where every class has the same model, else one per class.
-        std::vector<std::string> shared, per_class;
+        // The models of the classes whose values change: one line where they are all the same.
+        std::vector<std::pair<RankClass, std::string>> changing;
         for (const auto& [c, s] : samples) {
             if (peer) {
-                if (std::any_of(s.begin(), s.end(), [&](const Sample& x) { return x.value != s.front().value; })) {
-                    return std::nullopt;
-                }
+                if (changes(s)) return std::nullopt;
                 at_target[c] = static_cast<int64_t>(s.front().value);
                 continue;
             }
-            at_target[c] = std::llround(fit(what, s, &shared).at(target_));
-            fit(what + " at " + class_text(c, target_.dims.size(), parity), s, &per_class);
+            const Model model = fit_or_refuse(what, s);
+            at_target[c] = std::llround(model.at(target_));
+            if (changes(s)) changing.emplace_back(c, model.text());
         }
-        const bool one_model = std::all_of(shared.begin(), shared.end(), [&](const std::string& line) { return line == shared.front(); });
-        const auto& lines = one_model && shared.size() == per_class.size() && !shared.empty() ? std::vector<std::string>{shared.front()} : per_class;
-        models_.insert(models_.end(), lines.begin(), lines.end());
+        const bool one_model = std::all_of(changing.begin(), changing.end(),
+                                           [&](const auto& m) { return m.second == changing.front().second; });
+        for (const auto& [c, text] : changing) {
+            models_.push_back(what + (one_model ? "" : " at " + class_text(c, target_.dims.size(), parity)) + ": " + text);
+            if (one_model) break;
+        }
         std::vector<PerRankValue> entries;
         for (Rank r : target_domain) {
             const auto found = at_target.find(class_at(target_, r));
