@@ -120,6 +120,14 @@ class Extrapolator {
 public:
     Extrapolator(std::vector<Input> inputs, JobShape target) : inputs_(std::move(inputs)), target_(std::move(target)) {}
 
+    // First: the run's length bounds every computation in it.
+    void fit_run_length()
+    {
+        std::vector<Sample> seconds;
+        for (const Input& input : inputs_) seconds.push_back({input.shape, input.trace->header.traced_seconds});
+        traced_seconds_ = std::max(0.0, fit("traced seconds", seconds).at(target_));
+    }
+
     Sequence sequence(const std::vector<const Sequence*>& seqs)
     {
         size_t longest = 0;
@@ -161,9 +169,7 @@ public:
         for (const Input& input : inputs_) h.precision = std::min(h.precision, input.trace->header.precision);
         h.run_id = 0;
         h.host.clear();
-        std::vector<Sample> seconds;
-        for (const Input& input : inputs_) seconds.push_back({input.shape, input.trace->header.traced_seconds});
-        h.traced_seconds = std::max(0.0, fit("traced seconds", seconds).at(target_));
+        h.traced_seconds = traced_seconds_;
         h.topologies = topologies_;
         return h;
     }
@@ -584,10 +590,17 @@ private:
         TimeStats out;
         // The calls follow from the ranks and the loops around the event: not a model of their own.
         out.count = static_cast<uint64_t>(std::max<int64_t>(1, std::llround(fit_quietly(count))));
-        out.mean = std::max(0.0, fit(where_ + " compute mean", mean).at(target_));
+        // No computation between two calls outlasts the run. Computation measured on oversubscribed
+        // cores is mostly waiting for a core, and grows fast with the ranks at the inputs; a model of
+        // it may grow faster than the run's own length does.
+        const Model mean_model = fit(where_ + " compute mean", mean);
+        out.mean = std::clamp(mean_model.at(target_), 0.0, traced_seconds_);
+        if (out.mean < mean_model.at(target_)) {
+            models_.push_back(where_ + " compute mean: at most the run's length, " + std::to_string(traced_seconds_) + " s");
+        }
         // The extremes and the spread follow the mean, so that they stay around it.
         out.min = std::clamp(fit_quietly(low), 0.0, out.mean);
-        out.max = std::max(out.mean, fit_quietly(high));
+        out.max = std::clamp(fit_quietly(high), out.mean, std::max(out.mean, traced_seconds_));
         const double sd = std::max(0.0, fit_quietly(spread));
         out.m2 = out.count > 1 ? sd * sd * double(out.count - 1) : 0;
         return out;
@@ -602,6 +615,7 @@ private:
     std::vector<Input> inputs_;
     JobShape target_;
     std::vector<std::string> models_;
+    double traced_seconds_ = 0;  // the run's length at the target (fit_run_length)
     std::map<int64_t, std::string> topologies_;
     int64_t event_number_ = 0;
     std::string where_;
@@ -686,6 +700,7 @@ ExtrapolationResult extrapolate(const std::vector<Trace>& inputs, const std::vec
         for (const Trace* t : traces) shaped.push_back({t, {t->header.ranks, grid_of(*t, ndims)}});
         Extrapolator extrapolator(shaped, {target_ranks, balanced_dims(target_ranks, ndims)});
         try {
+            extrapolator.fit_run_length();
             std::vector<const Sequence*> bodies;
             for (const Trace* t : traces) bodies.push_back(&t->body);
             Trace out;

@@ -133,3 +133,25 @@ TEST_CASE("traces made under SimGrid, whose command lines name their rank counts
     traces.back().header.command_line = "smpimain ./ring --cfg=smpi/np:16 platform.xml 60";
     CHECK(extrapolate(traces, kNames, 64).error.find("another command") != std::string::npos);
 }
+
+TEST_CASE("no computation outlasts the run, however fast it grew at the inputs")
+{
+    // Waiting for a core on oversubscribed inputs: the time before the send grows a hundredfold
+    // per doubling of the ranks, the run's length does not.
+    std::vector<Trace> inputs{ring(4, 64), ring(8, 64), ring(16, 64)};
+    double before_send = 1e-4;
+    for (Trace& t : inputs) {
+        t.header.traced_seconds = 2.0;
+        Event& send = t.body.at(0).loop().body.at(0).event();
+        send.compute = TimeStats{};
+        for (int i = 0; i < 10 * t.header.ranks; ++i) send.compute.add(before_send);
+        before_send *= 100;
+    }
+    const auto result = extrapolate(inputs, kNames, 256);
+    REQUIRE(result.trace);
+    CHECK(result.trace->header.traced_seconds == doctest::Approx(2.0));
+    const TimeStats& compute = result.trace->body.at(0).loop().body.at(0).event().compute;
+    CHECK(compute.mean <= 2.0);
+    CHECK(compute.max <= 2.0);
+    CHECK(check_trace(*result.trace).empty());
+}
