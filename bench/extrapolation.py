@@ -3,7 +3,7 @@
 h-extrap to a larger count, and the trace the program really makes there, compared.
 
     extrapolation.py BUILD [--real 64,256] [--simulated 1024,4096] [--programs stencil,...]
-                     [--platform platforms/cluster.xml] [--csv FILE] [--timeout SECONDS]
+                     [--platform platforms/cluster.xml] [--csv FILE] [--timeout SECONDS] [--keep DIR]
 
 Per program and target count, one CSV row: whether the events are the same (operation, call site,
 ranks, in order), the number of values compared and the largest relative error of any of them
@@ -45,10 +45,18 @@ FIELDS = ["program", "ranks", "traced_on", "inputs", "outcome", "same_events", "
 
 def trace_real(args, name, ranks, trace, scratch):
     program = args.build / "tests" / "mpi" / name
-    subprocess.run(["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(ranks),
-                    str(args.build / "src" / "capture" / "h-trace"), str(program)] + PROGRAMS[name][0],
-                   env=dict(os.environ, HTRACE_FILE=str(trace), MERGE_PRECISION="100"), cwd=scratch,
-                   capture_output=True, check=True, timeout=args.timeout)
+    command = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(ranks),
+               str(args.build / "src" / "capture" / "h-trace"), str(program)] + PROGRAMS[name][0]
+    for attempt in range(3):
+        done = subprocess.run(command, env=dict(os.environ, HTRACE_FILE=str(trace), MERGE_PRECISION="100"), cwd=scratch,
+                              capture_output=True, timeout=args.timeout)
+        if done.returncode == 0:
+            return
+        # Open MPI 4.1 at a few hundred ranks on 2 cores now and then reports a rank "with PID 0"
+        # as "exiting improperly" after every rank finalized: the run is made again.
+        print(f"# {name} at {ranks}: mpirun exited with {done.returncode} (attempt {attempt + 1}): "
+              f"{done.stderr.decode(errors='replace')[-300:]}", file=sys.stderr, flush=True)
+    raise RuntimeError(f"mpirun failed 3 times for {name} at {ranks} ranks")
 
 
 def trace_simulated(args, name, ranks, trace, scratch):
@@ -116,6 +124,7 @@ def main():
     parser.add_argument("--platform", type=pathlib.Path, default=HERE.parent / "platforms" / "cluster.xml")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--csv", type=pathlib.Path)
+    parser.add_argument("--keep", type=pathlib.Path, help="write the traces here and keep them (default: a temporary directory)")
     args = parser.parse_args()
     args.build, args.platform, args.privatization = args.build.resolve(), args.platform.resolve(), "mmap"
     names = args.programs.split(",")
@@ -123,8 +132,9 @@ def main():
     print(",".join(FIELDS), flush=True)
     if out and out.tell() == 0:
         print(",".join(FIELDS), file=out, flush=True)
-    with tempfile.TemporaryDirectory(prefix="extrapolation-") as scratch:
-        scratch = pathlib.Path(scratch)
+    with tempfile.TemporaryDirectory(prefix="extrapolation-") as temporary:
+        scratch = args.keep.resolve() if args.keep else pathlib.Path(temporary)
+        scratch.mkdir(parents=True, exist_ok=True)
         # SMPI has no MPI-IO for the checkpoint: it runs on Open MPI only, without a simulated replay.
         args.built = smpi_scale.compile_programs(args.build, [n for n in names if n != "checkpoint"], scratch)
         cases = [(n, False) for n in args.real.split(",") if n] + [(n, True) for n in args.simulated.split(",") if n]
@@ -135,7 +145,9 @@ def main():
                 try:
                     row = one_case(args, name, int(ranks), simulated, scratch)
                 except (RuntimeError, subprocess.SubprocessError) as failure:
-                    print(f"# {name} at {ranks}: {str(failure)[:1500]}", file=sys.stderr, flush=True)
+                    said = getattr(failure, "stderr", None) or b""
+                    said = said.decode(errors="replace") if isinstance(said, bytes) else said
+                    print(f"# {name} at {ranks}: {str(failure)[:1500]} {said[-1500:]}", file=sys.stderr, flush=True)
                     continue
                 line = ",".join(str(row.get(field, "")) for field in FIELDS)
                 print(line, flush=True)
