@@ -1,6 +1,7 @@
 #include "merge/loop_folding.hpp"
 
 #include "merge/phase_folding.hpp"
+#include "merge/unroll.hpp"
 #include "merge/world_steps.hpp"
 #include "trace/hash.hpp"
 #include "trace/hot_path.hpp"
@@ -494,7 +495,82 @@ Sequence LoopFolder::finish()
     last_with_key_.clear();
     last_with_gram_.clear();
     mismatches_.clear();
+    if (rule_.precision >= 100) out = rejoined_last_iterations(std::move(out));
     return fold_phases(std::move(out), rule_, rank_, [this](Sequence seq) { return refolded(std::move(seq)); });
+}
+
+// Folding on the fly matches each call against the loop it expects. Where an outer loop's
+// iteration ends in an inner loop, one more inner iteration than the outer loop holds comes too
+// late to fold: the outer iteration is already complete and the call does not start another. So
+// steps of 42, 41, 41, 39, 41, 41 and 40 iterations, each ended by a collective d, fold into 42,
+// then (d 41 d 41 d 39) twice, then a loose 40th iteration and the last d. Here such an
+// iteration rejoins its loop: the outer loop's last iteration is taken out and its inner loop counts
+// one more. Without this, ranks that ran the same steps differently fold
+// differently, and the merge across ranks keeps their loose calls apart. (Below precision 100 loops
+// of other counts fold into one, and phase_folding.cpp refolds the steps.)
+Sequence LoopFolder::rejoined_last_iterations(Sequence seq) const
+{
+    Sequence out;
+    out.reserve(seq.size());
+    size_t next = 0;
+    while (next < seq.size()) {
+        Node node = std::move(seq[next++]);
+        if (node.is_loop()) node.loop().body = rejoined_last_iterations(std::move(node.loop().body));
+        out.push_back(std::move(node));
+        while (rejoin_after(out, seq, next)) {
+        }
+    }
+    return out;
+}
+
+// Whether the calls of `rest` from `next` on are one more iteration of the loop `out` ends with,
+// or of the inner loop that ends that loop's body; if so they join it, and `next` moves past them.
+bool LoopFolder::rejoin_after(Sequence& out, Sequence& rest, size_t& next) const
+{
+    // Loops whose every iteration runs the whole body, the same number of times on every rank.
+    const auto plain = [](const Node& node) {
+        return node.is_loop() && node.loop().iterations.is_exact() && node.loop().last_leaves_out == 0;
+    };
+    const auto one_more_of = [&](const Node& node) {
+        if (!plain(node)) return false;
+        const Sequence& body = node.loop().body;
+        if (body.empty() || body.size() > rest.size() - next) return false;
+        for (size_t j = 0; j < body.size(); ++j) {
+            if (!nodes_match(body[j], rest[next + j], rule_)) return false;
+        }
+        return true;
+    };
+    const auto join = [&](Loop& loop) {
+        const int64_t ran = loop.iterations.exact();
+        for (size_t j = 0; j < loop.body.size(); ++j) {
+            absorb(loop.body[j], rest[next + j], static_cast<uint64_t>(ran), 1, rank_, rule_);
+        }
+        next += loop.body.size();
+        loop.iterations = Value(ran + 1);
+    };
+    Node& last = out.back();
+    if (one_more_of(last)) {
+        join(last.loop());
+        return true;
+    }
+    if (!plain(last) || last.loop().body.empty() || !one_more_of(last.loop().body.back())) {
+        return false;
+    }
+    Loop outer = std::move(last.loop());
+    out.pop_back();
+    const int64_t outer_ran = outer.iterations.exact();
+    Sequence final_iteration = outer.body;
+    keep_share(final_iteration, 1, static_cast<uint64_t>(outer_ran));
+    keep_share(outer.body, static_cast<uint64_t>(outer_ran - 1), static_cast<uint64_t>(outer_ran));
+    if (outer_ran == 2) {
+        for (Node& node : outer.body) out.push_back(std::move(node));
+    } else if (outer_ran > 2) {
+        outer.iterations = Value(outer_ran - 1);
+        out.push_back(Node{std::move(outer)});
+    }
+    join(final_iteration.back().loop());
+    for (Node& node : final_iteration) out.push_back(std::move(node));
+    return true;
 }
 
 Sequence LoopFolder::snapshot() const

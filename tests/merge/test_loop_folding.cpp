@@ -61,6 +61,30 @@ TEST_CASE("nested loops fold into a loop nest: 10 x (100 x abc, d)")
     CHECK(outer.body[1].event().compute.count == 10);
 }
 
+TEST_CASE("an inner loop that runs once more in the outer loop's last iteration rejoins it")
+{
+    // A convergence loop's steps (abc until converged, then d) ran these times (tests/mpi's
+    // convergence, ranks 134 and 135 of 256): folding on the fly makes (d (41 abc d) x 2 (39 abc)) x 2
+    // of the last five steps and cannot take the 40th abc of the last step into it. No call is left
+    // outside a loop, and the last step is one loop of 40.
+    std::vector<std::string> fed;
+    std::string pattern;
+    for (int count : {42, 38, 39, 42, 41, 41, 39, 41, 41, 40}) pattern += repeat("abc", count) + "d";
+    const Sequence seq = fold(pattern, &fed);
+    CHECK(calls_of(seq, 0, 1) == fed);
+    for (const Node& node : seq) {
+        if (node.is_event()) CHECK(node.event().signature == 'd');
+    }
+    REQUIRE(seq.size() >= 2);
+    const Node& last_step = seq[seq.size() - 2];
+    REQUIRE(last_step.is_loop());
+    CHECK(last_step.loop().iterations == Value(int64_t{40}));
+    CHECK(last_step.loop().body.at(0).event().compute.count == 40);
+    double calls = 0;
+    for (const auto& [site, count] : test::expected_calls(seq)) calls += count;
+    CHECK(calls == doctest::Approx(fed.size()));
+}
+
 TEST_CASE("a loop whose body is itself a loop folds three deep")
 {
     std::vector<std::string> fed;
