@@ -503,11 +503,11 @@ Sequence LoopFolder::finish()
 // iteration ends in an inner loop, one more inner iteration than the outer loop holds comes too
 // late to fold: the outer iteration is already complete and the call does not start another. So
 // steps of 42, 41, 41, 39, 41, 41 and 40 iterations, each ended by a collective d, fold into 42,
-// then (d 41 d 41 d 39) twice, then a loose 40th iteration and the last d. Here such an
-// iteration rejoins its loop: the outer loop's last iteration is taken out and its inner loop counts
-// one more. Without this, ranks that ran the same steps differently fold
-// differently, and the merge across ranks keeps their loose calls apart. (Below precision 100 loops
-// of other counts fold into one, and phase_folding.cpp refolds the steps.)
+// then (d 41 d 41 d 39) twice, then a loose 40th iteration and the last d. Here such an iteration
+// rejoins its loop: the outer loop's last iteration is taken out and its inner loop counts one
+// more. Without this, ranks that ran the same steps fold differently, and the merge across ranks
+// keeps their loose calls apart. (Below precision 100 loops of other counts fold into one, and
+// phase_folding.cpp refolds the steps.)
 Sequence LoopFolder::rejoined_last_iterations(Sequence seq) const
 {
     Sequence out;
@@ -525,7 +525,7 @@ Sequence LoopFolder::rejoined_last_iterations(Sequence seq) const
 
 // Whether the calls of `rest` from `next` on are one more iteration of the loop `out` ends with,
 // or of the inner loop that ends that loop's body; if so they join it, and `next` moves past them.
-bool LoopFolder::rejoin_after(Sequence& out, Sequence& rest, size_t& next) const
+bool LoopFolder::rejoin_after(Sequence& out, const Sequence& rest, size_t& next) const
 {
     // Loops whose every iteration runs the whole body, the same number of times on every rank.
     const auto plain = [](const Node& node) {

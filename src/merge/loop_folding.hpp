@@ -155,7 +155,7 @@ private:
     Sequence refolded(Sequence seq) const;
     Sequence turned_back(Sequence seq) const;
     Sequence rejoined_last_iterations(Sequence seq) const;
-    bool rejoin_after(Sequence& out, Sequence& rest, size_t& next) const;
+    bool rejoin_after(Sequence& out, const Sequence& rest, size_t& next) const;
     uint64_t node_key(const Node& node) const;
     uint64_t body_hash(const Sequence& body) const;
 

@@ -64,8 +64,8 @@ TEST_CASE("nested loops fold into a loop nest: 10 x (100 x abc, d)")
 TEST_CASE("an inner loop that runs once more in the outer loop's last iteration rejoins it")
 {
     // A convergence loop's steps (abc until converged, then d) ran these times (tests/mpi's
-    // convergence, ranks 134 and 135 of 256): folding on the fly makes (d (41 abc d) x 2 (39 abc)) x 2
-    // of the last five steps and cannot take the 40th abc of the last step into it. No call is left
+    // convergence, ranks 134 and 135 of 256): folding on the fly makes (d (41 abc, d) x 2, 39 abc) x 2
+    // of the last steps and cannot take the 40th abc of the last step into it. No call is left
     // outside a loop, and the last step is one loop of 40.
     std::vector<std::string> fed;
     std::string pattern;
