@@ -593,9 +593,9 @@ private:
         // No computation between two calls outlasts the run. Computation measured on oversubscribed
         // cores is mostly waiting for a core, and grows fast with the ranks at the inputs; a model of
         // it may grow faster than the run's own length does.
-        const Model mean_model = fit(where_ + " compute mean", mean);
-        out.mean = std::clamp(mean_model.at(target_), 0.0, traced_seconds_);
-        if (out.mean < mean_model.at(target_)) {
+        const double fitted_mean = fit(where_ + " compute mean", mean).at(target_);
+        out.mean = std::clamp(fitted_mean, 0.0, traced_seconds_);
+        if (fitted_mean > traced_seconds_) {
             models_.push_back(where_ + " compute mean: at most the run's length, " + std::to_string(traced_seconds_) + " s");
         }
         // The extremes and the spread follow the mean, so that they stay around it.
