@@ -2,6 +2,7 @@
 // One intercepted MPI call, as the generated wrappers see it: a re-entry guard, the time it began,
 // and the arguments the tracer reads (CallArgs, always as C handles, also for Fortran callers).
 
+#include "capture/clock.hpp"
 #include "capture/signature.hpp"
 #include "trace/operation.hpp"
 
@@ -103,9 +104,9 @@ static_assert(std::is_trivially_destructible_v<CallArgs>);
             reinterpret_cast<uintptr_t>(__builtin_dwarf_cfa())                    \
     }
 
-// Called by Call::finish for every recorded call, which began at `entered` (now_ticks()); in
-// capture/tracer.cpp. Never throws.
-void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept;
+// Called by Call::finish for every recorded call, which began at `entered` and came back from the
+// MPI library at `returned` (now_ticks()); in capture/tracer.cpp. Never throws.
+void record_call(Op op, const CallArgs& args, int rc, double entered, double returned, CallSite site) noexcept;
 
 class Call {
 public:
@@ -124,7 +125,7 @@ public:
     // Records the call once the MPI library returned `rc`; never throws.
     void finish(int rc) noexcept
     {
-        if (recording_) record_call(op_, args_, rc, entered_, site_);
+        if (recording_) record_call(op_, args_, rc, entered_, now_ticks(), site_);
     }
 
     // C arguments.

@@ -148,7 +148,7 @@ struct MergeTime {
 class Tracer {
 public:
     bool active() const { return tracing.load(std::memory_order_relaxed); }
-    void record(Op op, const CallArgs& args, int rc, double entered, CallSite site);
+    void record(Op op, const CallArgs& args, int rc, double entered, double returned, CallSite site);
     // The job ends here without MPI_Finalize (MPI_Abort, exit): this rank writes its part, and says
     // so where `every_rank` (a cause of its own) or where it is rank 0.
     void end_early(const std::string& why, bool every_rank);
@@ -378,6 +378,10 @@ void finish_events(Sequence& seq, const RankList& ranks, double seconds_per_tick
         e.compute.min *= seconds_per_tick;
         e.compute.max *= seconds_per_tick;
         e.compute.m2 *= seconds_per_tick * seconds_per_tick;
+        e.in_call.mean *= seconds_per_tick;
+        e.in_call.min *= seconds_per_tick;
+        e.in_call.max *= seconds_per_tick;
+        e.in_call.m2 *= seconds_per_tick * seconds_per_tick;
     }
 }
 
@@ -435,10 +439,10 @@ __attribute__((constructor)) void register_exit_handler() { std::atexit(at_proce
 
 }  // namespace
 
-HTRACE_HOT void record_call(Op op, const CallArgs& args, int rc, double entered, CallSite site) noexcept
+HTRACE_HOT void record_call(Op op, const CallArgs& args, int rc, double entered, double returned, CallSite site) noexcept
 {
     try {
-        tracer().record(op, args, rc, entered, site);
+        tracer().record(op, args, rc, entered, returned, site);
     } catch (...) {
         // Out of memory while recording: the application must go on unaffected.
     }
@@ -609,7 +613,7 @@ HTRACE_COLD void Tracer::end_early(const std::string& why, bool every_rank)
     std::fflush(stderr);
 }
 
-HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double entered, CallSite site)
+HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double entered, double returned, CallSite site)
 {
     if (is_posix_io(op) && !started_mpi) return;
     // Before the lock: Python frames are read under the GIL, and a thread holding the GIL may be
@@ -653,6 +657,7 @@ HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double en
     }
     call.signature = call_signature(python, site);
     call.compute_seconds = std::max(0.0, entered - last_exit_);
+    call.in_call_seconds = std::max(0.0, returned - entered);
     if (is_posix_io(op)) {
         folder_.append(call);
         ++posix_calls_;
@@ -1224,6 +1229,7 @@ HTRACE_OUT_OF_LINE void Tracer::record_starts(RecordedCall& first, const CallArg
         call.op = Op::Start;
         call.signature = first.signature;
         call.compute_seconds = i == 0 ? first.compute_seconds : 0;
+        call.in_call_seconds = i == 0 ? first.in_call_seconds : 0;
         MPI_Request request = args.requests[i];
         auto found = persistent_.find(request);
         // Open MPI hands a started request back under a new handle where the message it last sent is

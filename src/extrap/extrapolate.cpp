@@ -237,7 +237,10 @@ private:
             const Role role = first.params[p].role;
             out.params.push_back({role, role == Role::topology ? topology(values) : value(values, role, lists, out.ranks, on_world)});
         }
-        out.compute = compute(events);
+        out.compute = times(events, &Event::compute, "compute");
+        if (std::all_of(events.begin(), events.end(), [](const Event* e) { return e->in_call.count > 0; })) {
+            out.in_call = times(events, &Event::in_call, "in_call");
+        }
         if (std::any_of(events.begin(), events.end(), [](const Event* e) { return !e->compute_by_rank.empty(); })) {
             models_.push_back(where_ + " compute: one distribution for every rank (the groups of ranks whose "
                               "times differ are not extrapolated)");
@@ -575,11 +578,12 @@ private:
         return Value(key);
     }
 
-    TimeStats compute(const std::vector<const Event*>& events)
+    // The computation before the events' calls, or the time in them (`which`, named `name`).
+    TimeStats times(const std::vector<const Event*>& events, TimeStats Event::*which, const std::string& name)
     {
         std::vector<Sample> count, mean, low, high, spread;
         for (size_t i = 0; i < events.size(); ++i) {
-            const TimeStats& c = events[i]->compute;
+            const TimeStats& c = events[i]->*which;
             const JobShape& at = inputs_[i].shape;
             count.push_back({at, double(c.count)});
             mean.push_back({at, c.mean});
@@ -590,13 +594,13 @@ private:
         TimeStats out;
         // The calls follow from the ranks and the loops around the event: not a model of their own.
         out.count = static_cast<uint64_t>(std::max<int64_t>(1, std::llround(fit_quietly(count))));
-        // No computation between two calls outlasts the run. Computation measured on oversubscribed
-        // cores is mostly waiting for a core, and grows fast with the ranks at the inputs; a model of
-        // it may grow faster than the run's own length does.
-        const double fitted_mean = fit(where_ + " compute mean", mean).at(target_);
+        // No computation between two calls, and no call, outlasts the run. Computation measured on
+        // oversubscribed cores is mostly waiting for a core, and grows fast with the ranks at the
+        // inputs; a model of it may grow faster than the run's own length does.
+        const double fitted_mean = fit(where_ + " " + name + " mean", mean).at(target_);
         out.mean = std::clamp(fitted_mean, 0.0, traced_seconds_);
         if (fitted_mean > traced_seconds_) {
-            models_.push_back(where_ + " compute mean: at most the run's length, " + std::to_string(traced_seconds_) + " s");
+            models_.push_back(where_ + " " + name + " mean: at most the run's length, " + std::to_string(traced_seconds_) + " s");
         }
         // The extremes and the spread follow the mean, so that they stay around it.
         out.min = std::clamp(fit_quietly(low), 0.0, out.mean);

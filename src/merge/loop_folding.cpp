@@ -63,6 +63,13 @@ void merge_into(Value& into, const Value& from, uint64_t into_weight, uint64_t f
     into = merge_values({into, into_weight, rank}, {from, from_weight, rank}, role, rule);
 }
 
+// One more call's times.
+void add_times(Event& e, double compute_seconds, double in_call_seconds)
+{
+    e.compute.add(compute_seconds);
+    if (in_call_seconds != RecordedCall::kNotMeasured) e.in_call.add(in_call_seconds);
+}
+
 }  // namespace
 
 void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_weight, Rank rank, const MergeRule& rule)
@@ -77,6 +84,7 @@ void absorb(Node& into, const Node& from, uint64_t into_weight, uint64_t from_we
             merge_into(e.params[i].value, other.params[i].value, calls_into, calls_from, e.params[i].role, rank, rule);
         }
         e.compute.merge(other.compute);
+        e.in_call.merge(other.in_call);
         return;
     }
     Loop& loop = into.loop();
@@ -371,7 +379,7 @@ HTRACE_HOT void LoopFolder::complete_iteration()
                 merge_into(e.params[p].value, Value(fast_calls_[i].param(p).value), done, 1, e.params[p].role, rank_, rule_);
             }
         }
-        e.compute.add(fast_times_[i].seconds);
+        add_times(e, fast_times_[i].compute_seconds, fast_times_[i].in_call_seconds);
     }
     Loop& loop = *cursor_.front().loop;
     loop.iterations = Value(loop.iterations.exact() + 1);
@@ -383,7 +391,7 @@ HTRACE_INLINE bool LoopFolder::fast_append(const RecordedCall& call)
 {
     Event* expected = next_expected();
     if (expected == nullptr || !call.matches(*expected, rule_)) return false;
-    fast_times_.push_back({expected, call.compute_seconds});
+    fast_times_.push_back({expected, call.compute_seconds, call.in_call_seconds});
     if (rule_.precision < 100) fast_calls_.push_back(call);
     advance();
     if (cursor_.size() == 1 && cursor_.front().position == cursor_.front().loop->body.size()) complete_iteration();
@@ -401,7 +409,8 @@ std::vector<Node> LoopFolder::partial_iteration() const
         }
         Event copy = *fast_times_[i].expected;  // at precision 100 the calls were equal to the body
         copy.compute = TimeStats{};
-        copy.compute.add(fast_times_[i].seconds);
+        copy.in_call = TimeStats{};
+        add_times(copy, fast_times_[i].compute_seconds, fast_times_[i].in_call_seconds);
         partial.push_back(Node{std::move(copy)});
     }
     return partial;
@@ -439,6 +448,7 @@ void LoopFolder::append(Event event)
     call.op = event.op;
     call.signature = event.signature;
     call.compute_seconds = event.compute.mean;
+    if (event.in_call.count > 0) call.in_call_seconds = event.in_call.mean;
     for (const auto& p : event.params) {
         if (!p.value.is_exact()) {
             if (fast_) leave_fast_path();
@@ -481,7 +491,7 @@ Event RecordedCall::to_event() const
         const auto [role, value] = param(i);
         e.params.push_back({role, Value(value)});
     }
-    e.compute.add(compute_seconds);
+    add_times(e, compute_seconds, in_call_seconds);
     return e;
 }
 

@@ -22,6 +22,8 @@ public:
     Op op{};
     uint64_t signature = 0;
     double compute_seconds = 0;
+    double in_call_seconds = kNotMeasured;  // from entering the MPI library to its return
+    static constexpr double kNotMeasured = -1;
 
     struct Slot {
         Role role;
@@ -135,7 +137,8 @@ private:
     };
     struct FastCall {
         Event* expected;  // the body event the call repeats
-        double seconds;
+        double compute_seconds;
+        double in_call_seconds;
     };
     Event* next_expected();
     void advance();

@@ -106,6 +106,7 @@ void merge_compute(Event& into, const Event& from, const MergeRule& rule)
         into.compute_by_rank = coalesce(std::move(a), rule);
     }
     into.compute.merge(from.compute);
+    into.in_call.merge(from.in_call);
 }
 
 }  // namespace htrace

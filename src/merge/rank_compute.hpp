@@ -15,8 +15,9 @@ namespace htrace {
 inline constexpr double kComputeTolerance = 0.05;
 inline constexpr size_t kMaxComputeGroups = 8;
 
-// `from`'s computation times into `into`'s: the event's over all ranks, and the groups of ranks
-// whose times differ. Both events still have their own ranks (the caller unites them afterwards).
+// `from`'s times into `into`'s: the computation's over all ranks and the groups of ranks whose
+// computation differs, and the time in the calls (over all ranks only). Both events still have
+// their own ranks (the caller unites them afterwards).
 void merge_compute(Event& into, const Event& from, const MergeRule& rule);
 
 }  // namespace htrace

@@ -33,6 +33,7 @@ std::optional<Event> restrict_event(const Event& e, const RankList& keep)
     out.signature = e.signature;
     for (const auto& p : e.params) out.params.push_back({p.role, restrict_value(p.value, ranks)});
     out.compute = ranks_share(e.compute, ranks.size(), e.ranks.size());
+    out.in_call = ranks_share(e.in_call, ranks.size(), e.ranks.size());
     for (const auto& group : e.compute_by_rank) {
         RankList kept = intersect(group.ranks, ranks);
         if (!kept.empty()) out.compute_by_rank.push_back({kept, ranks_share(group.compute, kept.size(), group.ranks.size())});

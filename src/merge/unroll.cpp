@@ -30,6 +30,7 @@ void keep_share(Sequence& seq, uint64_t part, uint64_t whole)
             t.m2 = t.m2 * static_cast<double>(part) / static_cast<double>(whole);
         };
         share(node.event().compute);
+        share(node.event().in_call);
         for (auto& group : node.event().compute_by_rank) share(group.compute);
     }
 }

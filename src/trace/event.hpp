@@ -98,7 +98,7 @@ struct Param {
     bool operator==(const Param&) const = default;
 };
 
-// Computation time before a call, in seconds: count, mean, sum of squared deviations, min, max.
+// Time statistics of an event's calls, in seconds: count, mean, sum of squared deviations, min, max.
 struct TimeStats {
     uint64_t count = 0;
     double mean = 0;
@@ -184,7 +184,11 @@ struct Event {
     uint64_t signature = 0;  // call path, equal on every rank (capture/signature.hpp)
     std::vector<Param> params;
     RankList ranks;          // participants (world ranks)
-    TimeStats compute;       // over all of them
+    TimeStats compute;       // over all of them: the computation before each call
+    // The time inside each call, from entering the MPI library to its return, over all participants
+    // (format 18). Empty where it was not measured: MPI_Finalize (the tracer's merge runs inside it),
+    // and traces of older formats.
+    TimeStats in_call;
     // Empty where the ranks computed alike; else the ranks in groups whose times differ (a load
     // imbalance), each rank in one group, so that replay computes each rank's own time.
     RankComputes compute_by_rank;

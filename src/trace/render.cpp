@@ -67,7 +67,8 @@ std::string render_time(const TimeStats& t)
     return " compute=" + format_double(t.mean) + "s(n=" + std::to_string(t.count) + ")";
 }
 
-// compute=2.1e-03s(n=40) by_rank={1.1e-03s@1-3,5e-03s@0}: what the groups of ranks computed.
+// compute=2.1e-03s(n=40) by_rank={1.1e-03s@1-3,5e-03s@0} in_call=3e-06s: what the groups of ranks
+// computed before the calls, and the mean time in them.
 std::string render_times(const Event& e)
 {
     std::string out = render_time(e.compute);
@@ -75,7 +76,9 @@ std::string render_times(const Event& e)
         const RankCompute& group = e.compute_by_rank[i];
         out += (i ? "," : " by_rank={") + format_double(group.compute.mean) + "s@" + group.ranks.to_string();
     }
-    return out + (e.compute_by_rank.empty() ? "" : "}");
+    if (!e.compute_by_rank.empty()) out += "}";
+    if (e.in_call.count > 0) out += " in_call=" + format_double(e.in_call.mean) + "s";
+    return out;
 }
 
 std::string json_time(const TimeStats& t)
@@ -177,6 +180,7 @@ void json_sequence(std::ostream& out, const Sequence& seq)
             }
             out << ']';
         }
+        if (e.in_call.count > 0) out << ", \"in_call\": " << json_time(e.in_call);
         out << '}';
     }
     out << ']';

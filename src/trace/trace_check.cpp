@@ -269,6 +269,7 @@ private:
             compute(where, group.compute);
         }
         compute(where, e.compute);
+        in_call(where, e.in_call);
         for (const auto& p : e.params) param(where, p);
     }
 
@@ -304,6 +305,18 @@ private:
             }
         }
         if (!(t.min <= t.max) || !std::isfinite(t.m2) || t.m2 < 0) return fail(where, "inconsistent compute times");
+    }
+
+    // Not bounded by the traced run: MPI_Init's call comes before it. Only reported, never waited for.
+    void in_call(const std::string& where, const TimeStats& t)
+    {
+        if (t.count == 0 || !problem_.empty()) return;
+        for (const double seconds : {t.mean, t.min, t.max}) {
+            if (!(seconds >= 0 && std::isfinite(seconds))) return fail(where, "time in call " + number(seconds) + " s");
+        }
+        if (!(t.min <= t.mean && t.mean <= t.max) || !std::isfinite(t.m2) || t.m2 < 0) {
+            return fail(where, "inconsistent times in calls");
+        }
     }
 
     void param(const std::string& where, const Param& p)

@@ -2,6 +2,7 @@
 
 #include "trace/completion_set.hpp"
 #include "trace/limits.hpp"
+#include "trace/time_code.hpp"
 #include "trace/trace_check.hpp"
 
 #include <fcntl.h>
@@ -436,37 +437,80 @@ public:
     {
         out_.byte(static_cast<uint8_t>(NodeTag::event));
         out_.unsigned_int(operation_code(e.op));
-        signature(e.signature);
+        const size_t site = signature(e.signature);
         ranks(e.ranks);
         out_.unsigned_int(e.params.size());
         for (const auto& p : e.params) {
             out_.byte(static_cast<uint8_t>(p.role));
             value(p.value);
         }
-        // The count's lowest bit says whether the ranks' own times follow.
-        compute(e.compute, e.compute.count << 1 | (e.compute_by_rank.empty() ? 0 : 1));
-        if (e.compute_by_rank.empty()) return;
-        out_.unsigned_int(e.compute_by_rank.size());
-        for (const auto& group : e.compute_by_rank) {
-            ranks(group.ranks);
-            compute(group.compute, group.compute.count);
+        // The count's lowest bit says whether the ranks' own times follow, the next whether the
+        // time in the calls was measured (format 18).
+        const uint64_t flags = (e.in_call.count > 0 ? 2 : 0) | (e.compute_by_rank.empty() ? 0 : 1);
+        compute(e.compute, e.compute.count << 2 | flags);
+        if (!e.compute_by_rank.empty()) {
+            out_.unsigned_int(e.compute_by_rank.size());
+            for (const auto& group : e.compute_by_rank) {
+                ranks(group.ranks);
+                compute(group.compute, group.compute.count);
+            }
         }
+        if (e.in_call.count == 0) return;
+        if (times_ == Times::exact) {
+            compute(e.in_call, e.in_call.count);
+            return;
+        }
+        site_in_call_.resize(signature_index_.size());
+        site_in_call_[site].times.merge(e.in_call);
+        site_in_call_[site].calls += e.compute.count;
+    }
+
+    // A file's time in calls, per call site after the body (format 18): the events of a site
+    // (there are thousands in a lossless trace of an irregular exchange) would cost as much again
+    // as their computation. In the order of the signatures, for each the mean's code in two bytes
+    // (kSiteNotMeasured where no event of the site has it) and, for more than one call, the spread.
+    void site_times()
+    {
+        if (times_ == Times::exact) return;
+        site_in_call_.resize(signature_index_.size());
+        for (const SiteInCall& site : site_in_call_) {
+            const uint16_t mean =
+                site.calls == 0 ? time_code::kSiteNotMeasured
+                                : std::min<uint16_t>(time_code::mean_code(site.times.mean), time_code::kSiteNotMeasured - 1);
+            out_.byte(static_cast<uint8_t>(mean & 0xff));
+            out_.byte(static_cast<uint8_t>(mean >> 8));
+            if (site.calls > 1) spread(site.times);
+        }
+    }
+
+    // The minimum, maximum and standard deviation of times (format 18; trace/time_code.hpp), or one
+    // byte where every call took as long.
+    void spread(const TimeStats& t)
+    {
+        if (t.min == t.max) {
+            out_.byte(time_code::kAllAlike);
+            return;
+        }
+        out_.byte(std::min(time_code::spread_code(t.min, time_code::Rounding::down), uint8_t(time_code::kAllAlike - 1)));
+        out_.byte(time_code::spread_code(t.max, time_code::Rounding::up));
+        out_.byte(time_code::spread_code(std::sqrt(std::max(t.m2, 0.0) / double(t.count))));
     }
 
     // 0 and the signature where it is new, else 1 + its index among the signatures written so far.
     // A file keeps its low 32 bits (format 14): a file's call sites are told apart by them but for
     // odds of about n^2 / 2^33 for n sites, and they only name call sites there; the merge's
     // messages keep all 64, which decide what merges.
-    void signature(uint64_t signature)
+    size_t signature(uint64_t signature)
     {
         const auto [known, added] = signature_index_.try_emplace(signature, signature_index_.size());
         out_.unsigned_int(added ? 0 : known->second + 1);
-        if (!added) return;
+        if (!added) return known->second;
         if (times_ == Times::exact) {
             out_.fixed64(signature);
         } else {
             out_.fixed32(static_cast<uint32_t>(signature));
         }
+        return known->second;
     }
 
     // `count_field`: the count as stored (the event's carries a flag).
@@ -481,13 +525,10 @@ public:
             out_.real(t.max);
             return;
         }
-        // One call: its time is the mean, the minimum and the maximum.
+        // One call: its time is the mean, the minimum and the maximum. Replay re-enacts the mean, to
+        // the nanosecond; the rest only describes it.
         out_.unsigned_int(to_nanoseconds(t.mean));
-        if (t.count == 1) return;
-        const uint64_t min = to_nanoseconds(t.min);
-        out_.unsigned_int(min);
-        out_.unsigned_int(to_nanoseconds(t.max) - std::min(min, to_nanoseconds(t.max)));
-        out_.unsigned_int(to_nanoseconds(std::sqrt(std::max(t.m2, 0.0) / double(t.count))));  // standard deviation
+        if (t.count > 1) spread(t);
     }
 
     void sequence(const Sequence& seq)
@@ -529,6 +570,11 @@ private:
     Times times_;
     std::optional<HistogramConfig> shared_config_;
     std::unordered_map<uint64_t, uint64_t> signature_index_;
+    struct SiteInCall {
+        TimeStats times;
+        uint64_t calls = 0;  // the calls of the site's events that have them, as the reader counts them
+    };
+    std::vector<SiteInCall> site_in_call_;  // by signature index
     std::map<Op, uint64_t> opaque_codes_;
     std::vector<Op> opaque_order_;
 };
@@ -903,17 +949,63 @@ public:
             }
         }
         const uint64_t count_field = in_.unsigned_int();
-        const bool by_rank = version_ >= 8 && (count_field & 1) != 0;
-        e.compute = compute(version_ >= 8 ? count_field >> 1 : count_field);
-        if (!by_rank) return e;
-        const size_t groups = in_.count();
-        for (size_t i = 0; i < groups && in_.ok(); ++i) {
-            RankCompute group;
-            group.ranks = ranks();
-            group.compute = compute(in_.unsigned_int());
-            e.compute_by_rank.push_back(std::move(group));
+        const int flag_bits = version_ >= 18 ? 2 : version_ >= 8 ? 1 : 0;
+        const bool by_rank = flag_bits >= 1 && (count_field & 1) != 0;
+        const bool measured_in_call = flag_bits >= 2 && (count_field & 2) != 0;
+        e.compute = compute(count_field >> flag_bits);
+        if (by_rank) {
+            const size_t groups = in_.count();
+            for (size_t i = 0; i < groups && in_.ok(); ++i) {
+                RankCompute group;
+                group.ranks = ranks();
+                group.compute = compute(in_.unsigned_int());
+                e.compute_by_rank.push_back(std::move(group));
+            }
+        }
+        if (measured_in_call && times_ == Times::exact) {
+            e.in_call = compute(in_.unsigned_int());
+        } else if (measured_in_call) {
+            // Its call site's, after the body (resolve_site_times); its count says it has them.
+            e.in_call.count = e.compute.count;
+            site_calls_.resize(signatures_.size());
+            site_calls_[last_signature_index_] += e.compute.count;
         }
         return e;
+    }
+
+    // The table site_times() wrote: each event that has a time in calls takes its call site's, for
+    // its own calls.
+    void resolve_site_times(Sequence& seq)
+    {
+        if (times_ == Times::exact || version_ < 18) return;
+        site_calls_.resize(signatures_.size());
+        std::unordered_map<uint64_t, TimeStats> of_signature;  // two sites of one file signature share theirs
+        for (size_t i = 0; i < signatures_.size() && in_.ok(); ++i) {
+            const uint8_t low = in_.byte();
+            const uint16_t mean = static_cast<uint16_t>(low | in_.byte() << 8);
+            if (mean == time_code::kSiteNotMeasured) {
+                if (site_calls_[i] > 0) in_.fail("corrupt: events of call site " + std::to_string(i) + " have times in calls it has not");
+                continue;
+            }
+            if (site_calls_[i] == 0) in_.fail("corrupt: call site " + std::to_string(i) + " has times in calls no event has");
+            TimeStats t;
+            t.count = site_calls_[i];
+            t.mean = t.min = t.max = time_code::mean_seconds(mean);
+            if (t.count > 1) spread(t);
+            of_signature[signatures_[i]].merge(t);
+        }
+        if (in_.ok()) give_site_times(seq, of_signature);
+    }
+
+    // Bounds of the times, but for the mean's own rounding where every call took as long.
+    void spread(TimeStats& t)
+    {
+        const uint8_t min = in_.byte();
+        if (min == time_code::kAllAlike) return;  // the minimum and maximum are the mean
+        t.min = std::min(time_code::spread_seconds(min), t.mean);
+        t.max = std::max(time_code::spread_seconds(in_.byte()), t.mean);
+        const double deviation = time_code::spread_seconds(in_.byte());
+        t.m2 = deviation * deviation * double(t.count);
     }
 
     // Format 12 gave a single completed position small values of its own (trace/completion_set.hpp).
@@ -942,13 +1034,29 @@ public:
         const uint64_t index = in_.unsigned_int();
         if (index == 0) {
             const bool narrow = times_ == Times::nanoseconds && version_ >= 14;
+            last_signature_index_ = signatures_.size();
             return signatures_.emplace_back(narrow ? in_.fixed32() : in_.fixed64());
         }
         if (index > signatures_.size()) {
             in_.fail("corrupt: signature " + std::to_string(index) + " of " + std::to_string(signatures_.size()));
             return 0;
         }
+        last_signature_index_ = index - 1;
         return signatures_[index - 1];
+    }
+
+    static void give_site_times(Sequence& seq, const std::unordered_map<uint64_t, TimeStats>& of_signature)
+    {
+        for (auto& node : seq) {
+            if (node.is_loop()) {
+                give_site_times(node.loop().body, of_signature);
+                continue;
+            }
+            Event& e = node.event();
+            if (e.in_call.count == 0) continue;
+            const TimeStats& site = of_signature.at(e.signature);
+            e.in_call = site.share(e.compute.count, site.count);
+        }
     }
 
     TimeStats compute(uint64_t count)
@@ -966,6 +1074,10 @@ public:
         t.mean = from_nanoseconds(in_.unsigned_int());
         t.min = t.max = t.mean;
         if (t.count == 1) return t;
+        if (version_ >= 18) {
+            spread(t);
+            return t;
+        }
         const uint64_t min = in_.unsigned_int();
         t.min = from_nanoseconds(min);
         t.max = from_nanoseconds(min + in_.unsigned_int());
@@ -1067,6 +1179,8 @@ private:
     uint64_t writer_modelled_;
     int64_t ranks_;
     std::vector<uint64_t> signatures_;
+    size_t last_signature_index_ = 0;
+    std::vector<uint64_t> site_calls_;  // by signature index: the calls of its events that have times in calls
     int64_t event_number_ = 0;  // of the event being read, from 1
     Op event_op_{};
 };
@@ -1177,6 +1291,7 @@ std::vector<uint8_t> encode_trace(const Trace& trace, bool compress)
     BodyWriter body(payload, Times::nanoseconds, trace.header.histogram);
     body.sequence(trace.body);
     body.opaque_names();
+    body.site_times();
     const std::vector<uint8_t> packed = compress ? compressed(payload.bytes(), trace.header.traced_seconds) : std::vector<uint8_t>{};
     // Beyond the ratio the reader takes, plain (a trace of the same few bytes over and over).
     const bool use_packed = !packed.empty() && packed.size() < payload.bytes().size() &&
@@ -1426,6 +1541,7 @@ DecodeResult decode(Input& input)
     BodyReader body(in, Times::nanoseconds, version, trace.header.histogram, modelled, trace.header.ranks);
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
+    body.resolve_site_times(trace.body);
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
     if (in.ok() && frame != nullptr) {
         // The frame must end where its contents did, and the file with it.

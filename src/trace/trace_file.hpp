@@ -26,8 +26,10 @@ namespace htrace {
 // iteration leaves out the end of the body (Loop), signatures as 32 bits (6 to 13 still read); 15:
 // communicators' topologies in the header; 16: the run's id and rank 0's host, and for a trace
 // h-merge made from partial files, the ranks it holds and where each stopped (TraceHeader::stops);
-// 17: for a trace h-extrap made, where it came from and its models (TraceHeader::extrapolation).
-inline constexpr uint32_t kTraceFormatVersion = 17;
+// 17: for a trace h-extrap made, where it came from and its models (TraceHeader::extrapolation); 18:
+// the time inside each event's calls (Event::in_call, absent in older files), and the minimum,
+// maximum and deviation of both times as logarithmic codes (trace/time_code.hpp).
+inline constexpr uint32_t kTraceFormatVersion = 18;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

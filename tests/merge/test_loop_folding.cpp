@@ -256,3 +256,38 @@ TEST_CASE("a snapshot at any point holds the calls so far and leaves the folder 
     // Taking snapshots changed nothing the folder gives at the end.
     CHECK(test::with_rank(snapshotted.finish(), 0) == fold(pattern));
 }
+
+TEST_CASE("each call's time inside MPI is kept beside the computation before it, where it was measured")
+{
+    LoopFolder folder;
+    const auto recorded = [](char site, double compute, double in_call) {
+        RecordedCall c;
+        c.op = Op::Send;
+        c.signature = static_cast<uint64_t>(site);
+        c.add(Role::peer, 1);
+        c.compute_seconds = compute;
+        c.in_call_seconds = in_call;
+        return c;
+    };
+    double sum = 0;
+    for (int i = 0; i < 60; ++i) {
+        const double in_call = 1e-6 * (1 + i % 3);  // 1, 2 and 3 microseconds in turn
+        sum += in_call;
+        folder.append(recorded('a', 5e-6, in_call));
+        folder.append(recorded('b', 1e-6, RecordedCall::kNotMeasured));
+    }
+    folder.append(recorded('a', 5e-6, 7e-6));  // an iteration left unfinished
+    const Sequence seq = folder.finish();
+    REQUIRE(seq.size() == 2);
+    const Event& a = seq[0].loop().body.at(0).event();
+    const Event& b = seq[0].loop().body.at(1).event();
+    CHECK(a.in_call.count == 60);
+    CHECK(a.in_call.mean == doctest::Approx(sum / 60));
+    CHECK(a.in_call.min == doctest::Approx(1e-6));
+    CHECK(a.in_call.max == doctest::Approx(3e-6));
+    CHECK(a.compute.count == 60);
+    CHECK(b.in_call.count == 0);
+    CHECK(b.compute.count == 60);
+    CHECK(seq[1].event().in_call.count == 1);
+    CHECK(seq[1].event().in_call.mean == doctest::Approx(7e-6));
+}

@@ -116,3 +116,21 @@ TEST_CASE("two calls of one call site joined within the same ranks keep each ran
     CHECK(a.compute_of(0).count == 20);
     CHECK(a.compute.count == 40);
 }
+
+TEST_CASE("the time in calls of ranks that merge is the statistics of all their calls")
+{
+    // Rank 3 waits 40 us in each call, the others 10 us: their computation is alike.
+    std::vector<Sequence> ranks;
+    for (Rank r = 0; r < 4; ++r) {
+        Sequence seq = computing_rank(r, 1e-3);
+        Event& e = seq[0].loop().body[0].event();
+        for (int i = 0; i < 100; ++i) e.in_call.add(r == 3 ? 40e-6 : 10e-6);
+        ranks.push_back(std::move(seq));
+    }
+    const Event e = only_event(test::merge_tree(std::move(ranks), significant_after(0.01)));
+    CHECK(e.compute_by_rank.empty());
+    CHECK(e.in_call.count == 400);
+    CHECK(e.in_call.mean == doctest::Approx((3 * 10e-6 + 40e-6) / 4));
+    CHECK(e.in_call.min == doctest::Approx(10e-6));
+    CHECK(e.in_call.max == doctest::Approx(40e-6));
+}

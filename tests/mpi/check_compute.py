@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Checks that the computation time the trace gives each rank before a call is what the rank measured
-itself: a load imbalance (one rank computing longer than the others) must survive the merge of ranks.
+itself: a load imbalance (one rank computing longer than the others) must survive the merge of ranks;
+and that the time in those calls is what the ranks measured around them.
 
     check_compute.py --h-dump H_DUMP --trace TRACE --log-dir DIR --ranks N
 
@@ -9,7 +10,9 @@ MPI_Allreduce): the microseconds from its previous MPI call's return to that cal
 hold those calls as one event in a loop; from `h-dump --json`, each rank's time is that of the group
 of `compute_by_rank` it is in (or the event's, where there are none). For every rank, that mean must
 be within TOLERANCE (10%) plus SLACK (0.5 ms: the tracer's clock also counts the program's logging)
-of the mean of what the rank logged.
+of the mean of what the rank logged. Where the program also logs in_call_us= (the microseconds from
+before the call to after it), the event's `in_call` mean and maximum over all ranks must be those of
+what all ranks logged, within the same bounds.
 Exit status: 0 all agree, 1 a difference, 2 cannot compare."""
 import statistics
 import sys
@@ -50,7 +53,7 @@ def check(dump, logs, ranks):
     events = list(events_in_loops(dump["body"], function))
     if len(events) != 1:
         return [f"{function}: {len(events)} events inside loops, expected one for the program's loop"]
-    differences = []
+    differences = in_call_differences(events[0], function, logs)
     for rank in range(ranks):
         if rank not in per_rank:
             differences.append(f"rank {rank}: logged no {function} with compute_us=")
@@ -60,6 +63,22 @@ def check(dump, logs, ranks):
         if abs(traced - measured) > TOLERANCE * measured + SLACK_SECONDS:
             differences.append(f"rank {rank}: measured {measured * 1e3:.3f} ms of computation before each "
                                f"{function}, the trace says {traced * 1e3:.3f} ms")
+    return differences
+
+
+def in_call_differences(event, function, logs):
+    logged = [int(call.fields["in_call_us"]) * 1e-6 for calls in logs.values() for call in calls
+              if call.function == function and "in_call_us" in call.fields]
+    if not logged:
+        return []
+    if "in_call" not in event:
+        return [f"{function}: the program measured its time in the calls; the trace has none"]
+    differences = []
+    for what, measured in (("mean", statistics.mean(logged)), ("max", max(logged))):
+        traced = event["in_call"][what]
+        if abs(traced - measured) > TOLERANCE * measured + SLACK_SECONDS:
+            differences.append(f"{function}: the ranks measured {measured * 1e3:.3f} ms in each call ({what}), "
+                               f"the trace says {traced * 1e3:.3f} ms")
     return differences
 
 

@@ -40,7 +40,7 @@ SKIP = 77
 QUIET = ["--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning"]
 # What differs between a real run and a simulated one by nature: the signature after '@', and times.
 SIGNATURE = re.compile(r" @[0-9a-f]+")
-TIMES = re.compile(r" compute=\S+| by_rank=\{[^}]*\}")
+TIMES = re.compile(r" compute=\S+| by_rank=\{[^}]*\}| in_call=\S+")
 
 
 def parse_arguments(argv):

@@ -1,7 +1,8 @@
 /* A load imbalance: every iteration each rank computes, then all meet in an MPI_Allreduce. Rank 0
  * computes SLOW_MS milliseconds per iteration, the others FAST_MS, so the others wait for rank 0 in
  * every MPI_Allreduce. Each rank logs the computation time it measured itself before each
- * MPI_Allreduce (compute_us=), from the return of its previous MPI call to the MPI_Allreduce.
+ * MPI_Allreduce (compute_us=), from the return of its previous MPI call to the MPI_Allreduce, and
+ * the time it spent in the MPI_Allreduce (in_call_us=).
  *
  * Usage: load_imbalance [ITERATIONS [SLOW_MS [FAST_MS]]]    (default 12 10 2) */
 #include <mpi.h>
@@ -36,12 +37,14 @@ int main(int argc, char **argv)
     double checksum = 0;
     for (int it = 0; it < iterations; ++it) {
         double partial = compute_until(returned, rank == 0 ? slow : fast);
-        const double computed = MPI_Wtime() - returned;
+        const double entered = MPI_Wtime();
+        const double computed = entered - returned;
         double sum = 0;
         MPI_Allreduce(&partial, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         returned = MPI_Wtime();
         if (call_log_begin("MPI_Allreduce", sizeof(double), 0, NULL, 0, NULL)) {
             call_log_field("compute_us", (long long)(computed * 1e6));
+            call_log_field("in_call_us", (long long)((returned - entered) * 1e6));
             call_log_end();
         }
         checksum += sum > 0 ? 1 : 0;
