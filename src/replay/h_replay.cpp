@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -177,6 +178,8 @@ struct Report {
     std::vector<uint64_t> calls;  // per Op
     std::vector<uint64_t> bytes;
     std::vector<uint64_t> not_replayed;
+    std::vector<double> seconds_in_calls;         // per Op, all ranks together
+    std::vector<double> traced_seconds_in_calls;  //   and as the trace has them (empty: not measured)
     uint64_t by_name_only = 0;
     std::string mode;
     std::string mode_reason;  // why not causal
@@ -211,7 +214,9 @@ struct Report {
         for (size_t op = 0; op < calls.size(); ++op) {
             if (calls[op] == 0) continue;
             out << separator << json_string(operation_name(static_cast<Op>(op))) << ": {\"calls\": " << calls[op]
-                << ", \"bytes\": " << bytes[op] << "}";
+                << ", \"bytes\": " << bytes[op] << ", \"seconds_in_calls\": " << json_number(seconds_in_calls[op])
+                << ", \"traced_seconds_in_calls\": "
+                << (traced_seconds_in_calls.empty() ? "null" : json_number(traced_seconds_in_calls[op])) << "}";
             separator = ",\n    ";
         }
         out << "\n  },\n  \"not_replayed\": {";
@@ -233,6 +238,28 @@ struct Report {
         return out.str();
     }
 };
+
+// The time the traced ranks spent in each operation's calls, all ranks together: none where the trace
+// did not measure it (a format older than 18).
+std::vector<double> traced_seconds_in_calls(const Sequence& body, size_t ops)
+{
+    std::vector<double> seconds(ops, 0.0);
+    bool measured = false;
+    const std::function<void(const Sequence&)> add = [&](const Sequence& seq) {
+        for (const auto& node : seq) {
+            if (node.is_loop()) {
+                add(node.loop().body);
+                continue;
+            }
+            const Event& e = node.event();
+            if (e.in_call.count == 0 || static_cast<size_t>(e.op) >= ops) continue;
+            seconds[static_cast<size_t>(e.op)] += e.in_call.total();  // its count is the calls, loops included
+            measured = true;
+        }
+    };
+    add(body);
+    return measured ? seconds : std::vector<double>{};
+}
 
 // Under MPI_THREAD_MULTIPLE the threads of a rank made their calls in an order of the moment, which
 // differs between ranks: replayed one after another in one thread, a blocking call would wait for a
@@ -419,8 +446,12 @@ int run(int argc, char** argv, int rank, int size)
     PMPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     const double slowest = maxima[0];
     const double longest_cut_all = maxima[1];
-    double compute_total = executor.compute_seconds();
-    PMPI_Allreduce(MPI_IN_PLACE, &compute_total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    // The computation, then the time in calls per operation, all ranks together.
+    std::vector<double> seconds_total(1 + ops);
+    seconds_total[0] = executor.compute_seconds();
+    for (size_t op = 0; op < ops; ++op) seconds_total[1 + op] = executor.totals()[op].seconds;
+    PMPI_Allreduce(MPI_IN_PLACE, seconds_total.data(), static_cast<int>(seconds_total.size()), MPI_DOUBLE, MPI_SUM,
+                   MPI_COMM_WORLD);
     const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
     const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
     // Room for every rank's only where they arrive: under SimGrid all ranks hold theirs at once.
@@ -437,7 +468,9 @@ int run(int argc, char** argv, int rank, int size)
         report.compute = options.compute;
         report.replay_seconds = slowest;
         report.traced_seconds = trace.header.traced_seconds;
-        report.compute_seconds = compute_total;
+        report.compute_seconds = seconds_total[0];
+        report.seconds_in_calls.assign(seconds_total.begin() + 1, seconds_total.end());
+        report.traced_seconds_in_calls = traced_seconds_in_calls(trace.body, ops);
         report.calls.assign(total.begin(), total.begin() + static_cast<long>(ops));
         report.bytes.assign(total.begin() + static_cast<long>(ops), total.begin() + static_cast<long>(2 * ops));
         report.not_replayed.assign(total.begin() + static_cast<long>(2 * ops), total.begin() + static_cast<long>(3 * ops));

@@ -14,6 +14,12 @@ same collectives (operation, communicator members, root, bytes, in order) and on
 (operation, target, origin, target and result bytes, in order) as the original trace, both as
 `h-dump --sequence` prints them. The replay must leave nothing out (its report's not_replayed).
 
+At every precision, the report's time in calls: per operation, the traced seconds must be the
+original trace's (its events' `in_call`, count x mean, from `h-dump --json`) within 0.1%, and the
+replayed seconds, all operations together, at least what h-trace measured inside the replayed
+calls of the operations replay issued (the replayed trace's `in_call`) less 10% and 1 ms: replay
+times each call around the traced wrapper, so it sees at least as much.
+
 Below precision 100 values were drawn from histograms: their total bytes must be within 5% of the
 program's (logged in DIR), the number of messages within 1% of the program's (--within), and so must
 the calls of each collective function, job-wide. Replay hands out
@@ -184,6 +190,47 @@ def check_volume(log_dir, ranks, replayed, within):
     return differences
 
 
+def seconds_in_calls(h_dump, trace):
+    """{operation: seconds} inside the calls of `trace`, all ranks together; None where the trace has none."""
+    totals = collections.defaultdict(float)
+    measured = False
+
+    def add(body):
+        nonlocal measured
+        for node in body:
+            if "body" in node:
+                add(node["body"])
+            elif "in_call" in node:
+                totals[node["op"]] += node["in_call"]["count"] * node["in_call"]["mean"]
+                measured = True
+
+    add(check_calls.run_h_dump(h_dump, trace, ("--json",))["body"])
+    return totals if measured else None
+
+
+def check_time_in_calls(h_dump, original, replayed, report):
+    differences = []
+    traced = seconds_in_calls(h_dump, original)
+    for name, op in report["operations"].items():
+        if traced is None or op["traced_seconds_in_calls"] is None:
+            if (traced is None) != (op["traced_seconds_in_calls"] is None):
+                differences.append(f"{name}: the report's traced time in calls is {op['traced_seconds_in_calls']}, "
+                                   f"the trace's {traced}")
+            continue
+        if abs(op["traced_seconds_in_calls"] - traced[name]) > 0.001 * traced[name] + 1e-9:
+            differences.append(f"{name}: the report's traced time in calls is {op['traced_seconds_in_calls']} s, "
+                               f"the trace's {traced[name]} s")
+    measured = seconds_in_calls(h_dump, replayed)
+    if measured is None:
+        return differences + ["the replayed trace has no time in calls"]
+    # Of the operations replay issues: not h-replay's own MPI_Init.
+    inside = sum(measured[name] for name in report["operations"])
+    timed = sum(op["seconds_in_calls"] for op in report["operations"].values())
+    if timed < 0.9 * inside - 1e-3:
+        differences.append(f"replay timed {timed} s in its calls, h-trace measured {inside} s inside them")
+    return differences
+
+
 def main():
     parser = argparse.ArgumentParser(usage=__doc__.split("\n\n")[1])
     parser.add_argument("--h-dump", required=True)
@@ -200,6 +247,7 @@ def main():
         left_out = set(report["not_replayed"])
         differences = [f"replay left out {name} ({report['not_replayed'][name]} calls), which it should replay"
                        for name in sorted(left_out)]
+        differences += check_time_in_calls(args.h_dump, args.original, args.replayed, report)
         replayed = sequence(args.h_dump, args.replayed)
         if args.precision == 100:
             differences += check_exact(sequence(args.h_dump, args.original), replayed, left_out,
