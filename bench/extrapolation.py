@@ -36,7 +36,7 @@ PROGRAMS = {
     "multigrid": (["5", "6"], [27, 36, 48]),
     "convergence": (["10"], [4, 8, 16]),
     "checkpoint": (["4", "256"], [4, 8, 16]),
-    "strong_scaling": (["10", "480"], [4, 16, 36]),
+    "strong_scaling": (["10", "960"], [4, 16, 36]),  # 960 divides by every grid side to 64
     "amr": (["24", "4"], [4, 8, 16]),
 }
 # SMPI's MPI_Dims_create makes 9 x 2 x 2 of 36 ranks in 3-D (Open MPI 4 x 3 x 3) and 9 x 4 in 2-D
