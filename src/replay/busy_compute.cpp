@@ -12,6 +12,8 @@ Clock::time_point last_return = Clock::now();  // one replaying rank per process
 
 void call_returned() { last_return = Clock::now(); }
 
+double clock_seconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
+
 // Computation is re-enacted by spinning, not sleeping: the application kept its core busy too, and a
 // sleep's wake-up latency would dwarf the microsecond gaps between calls.
 void compute_for(double seconds)

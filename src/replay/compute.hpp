@@ -18,6 +18,10 @@ inline constexpr double kShortestSpunComputation = 50e-9;
 // from here.
 void call_returned();
 
+// Seconds on the replay's clock, for the time its calls take: the machine's, or the simulation's
+// (read without MPI_Wtime, which SMPI charges smpi/wtime of simulated time for).
+double clock_seconds();
+
 // Spends `seconds` of computation since the last call returned, as the traced rank did between two
 // calls. h-replay's own work between the two calls is part of that time: the tracer's work between
 // calls was part of the recorded time too, and interpreting the trace must not add to the replay's.

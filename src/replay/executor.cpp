@@ -83,9 +83,9 @@ void Executor::issue(const ScheduledCall& call)
         return;
     }
     if (watchdog_ != nullptr) watchdog_->entering(call);
-    const double entered = MPI_Wtime();
+    const double entered = clock_seconds();
     issue_call(call);
-    const double seconds = MPI_Wtime() - entered;
+    const double seconds = clock_seconds() - entered;
     if (watchdog_ != nullptr) watchdog_->left();
     if (static_cast<size_t>(call.op) < totals_.size()) totals_[static_cast<size_t>(call.op)].seconds += seconds;
     if (call.times_return) call_returned();

@@ -21,7 +21,7 @@ namespace htrace::replay {
 struct IssuedTotals {
     uint64_t calls = 0;
     uint64_t bytes = 0;  // sends and collectives: the send side; receives: what they receive
-    double seconds = 0;  // in the calls (MPI_Wtime: simulated under SimGrid)
+    double seconds = 0;  // in the calls (clock_seconds: simulated under SimGrid)
 };
 
 class Executor {

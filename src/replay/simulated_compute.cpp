@@ -1,5 +1,6 @@
 #include "replay/compute.hpp"
 
+#include <simgrid/engine.h>
 #include <smpi/smpi.h>
 #include <xbt/config.h>
 
@@ -22,6 +23,8 @@ const InterpretationTakesNoSimulatedTime interpretation_takes_no_simulated_time;
 
 // h-replay's own work takes no simulated time (above): nothing to count from.
 void call_returned() {}
+
+double clock_seconds() { return simgrid_get_clock(); }
 
 // smpi_execute_benched, not smpi_execute: smpi_execute converts seconds of the machine running the
 // simulation (smpi/host-speed) and drops anything below smpi/cpu-threshold, whereas recorded seconds
