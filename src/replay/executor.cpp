@@ -71,7 +71,8 @@ MPI_Request* Executor::new_request(RequestId id) { return &requests_[id]; }
 
 void Executor::count(Op op, int64_t bytes)
 {
-    auto& t = totals_[static_cast<size_t>(op)];
+    counted_ = static_cast<size_t>(op);
+    auto& t = totals_[counted_];
     ++t.calls;
     t.bytes += static_cast<uint64_t>(std::max<int64_t>(0, bytes));
 }
@@ -83,11 +84,12 @@ void Executor::issue(const ScheduledCall& call)
         return;
     }
     if (watchdog_ != nullptr) watchdog_->entering(call);
+    counted_ = totals_.size();
     const double entered = clock_seconds();
     issue_call(call);
     const double seconds = clock_seconds() - entered;
     if (watchdog_ != nullptr) watchdog_->left();
-    if (static_cast<size_t>(call.op) < totals_.size()) totals_[static_cast<size_t>(call.op)].seconds += seconds;
+    if (counted_ < totals_.size()) totals_[counted_].seconds += seconds;
     if (call.times_return) call_returned();
 }
 

@@ -110,6 +110,9 @@ private:
     Files* files_;
     ComputeBound compute_bound_;
     double compute_seconds_ = 0;
+    // The operation the call being issued was counted as, whose time it is: issue_call may issue
+    // another than the schedule's (a Waitany of one request as MPI_Waitall, Ibsend as MPI_Isend).
+    size_t counted_ = 0;
 };
 
 }  // namespace htrace::replay

@@ -212,7 +212,9 @@ struct Report {
             << ", \"longest\": " << json_number(longest_gap_cut) << "},\n  \"operations\": {";
         const char* separator = "\n    ";
         for (size_t op = 0; op < calls.size(); ++op) {
-            if (calls[op] == 0) continue;
+            // Where replay issued the operation, or the trace spent time in it (replay issues some
+            // as others: MPI_Ibsend without a buffer as MPI_Isend).
+            if (calls[op] == 0 && (traced_seconds_in_calls.empty() || traced_seconds_in_calls[op] == 0)) continue;
             out << separator << json_string(operation_name(static_cast<Op>(op))) << ": {\"calls\": " << calls[op]
                 << ", \"bytes\": " << bytes[op] << ", \"seconds_in_calls\": " << json_number(seconds_in_calls[op])
                 << ", \"traced_seconds_in_calls\": "
