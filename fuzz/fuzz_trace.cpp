@@ -71,9 +71,11 @@ void consume(const Trace& trace)
     if (kConsumer == Consumer::read || kConsumer == Consumer::text || kConsumer == Consumer::json) return;
     if (walk_steps(trace.body) > kMostFuzzedWalkSteps || trace.header.ranks > kMostFuzzedRanks) return;
     switch (kConsumer) {
-    case Consumer::calls:
+    case Consumer::calls:  // and the profile, which walks the trace as the counts do
         render_call_counts(out, trace);
         render_call_counts_json(out, trace);
+        render_profile(out, trace, 20);
+        render_profile_json(out, trace);
         sink_size = counted.written;
         break;
     case Consumer::sequence:

@@ -3,8 +3,10 @@
 #include "merge/radix_reduce.hpp"
 #include "trace/byte_message.hpp"
 #include "trace/file_names.hpp"
+#include "trace/rank_times.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdio>
 #include <optional>
@@ -22,9 +24,13 @@ struct Subtree {
     bool cancels_requests = false;
     std::vector<uint64_t> counts;
     std::map<int64_t, std::string> topologies;
+    uint64_t ranks = 1;
+    std::optional<RankTimes> rank_times;
 
     void merge(const Subtree& other)
     {
+        rank_times = combine(rank_times, ranks, other.rank_times, other.ranks);
+        ranks += other.ranks;
         census.merge(other.census);
         slowest_seconds = std::max(slowest_seconds, other.slowest_seconds);
         cancels_requests = cancels_requests || other.cancels_requests;
@@ -33,8 +39,12 @@ struct Subtree {
     }
 };
 
-// As it travels: the census's bytes, the slowest time, the cancels flag, the counts, the topologies
-// (trace/byte_message.hpp).
+constexpr size_t kRankSpreads = 5;
+
+std::array<RankSpread*, kRankSpreads> spreads_of(RankTimes& t) { return {&t.computation, &t.mpi, &t.io, &t.mpi_share, &t.io_share}; }
+
+// As it travels: the census's bytes, the slowest time, the cancels flag, the counts, the topologies,
+// the ranks and their times, if every rank measured them (trace/byte_message.hpp).
 std::vector<uint8_t> encode(const Subtree& summary)
 {
     std::vector<uint8_t> out;
@@ -50,7 +60,35 @@ std::vector<uint8_t> encode(const Subtree& summary)
         put_u64(out, static_cast<uint64_t>(key));
         put_text(out, name);
     }
+    put_u64(out, summary.ranks);
+    put_u8(out, summary.rank_times ? 1 : 0);
+    if (summary.rank_times) {
+        RankTimes times = *summary.rank_times;
+        for (const RankSpread* s : spreads_of(times)) {
+            for (const double value : {s->min, s->mean, s->max}) put_u64(out, std::bit_cast<uint64_t>(value));
+            put_u64(out, static_cast<uint64_t>(s->min_rank));
+            put_u64(out, static_cast<uint64_t>(s->max_rank));
+        }
+    }
     return out;
+}
+
+std::optional<RankTimes> decode_rank_times(ByteReader& in)
+{
+    RankTimes times;
+    for (RankSpread* s : spreads_of(times)) {
+        for (double* value : {&s->min, &s->mean, &s->max}) {
+            const auto bits = in.u64();
+            if (!bits) return std::nullopt;
+            *value = std::bit_cast<double>(*bits);
+        }
+        const auto min_rank = in.u64();
+        const auto max_rank = in.u64();
+        if (!min_rank || !max_rank) return std::nullopt;
+        s->min_rank = static_cast<Rank>(*min_rank);
+        s->max_rank = static_cast<Rank>(*max_rank);
+    }
+    return times;
 }
 
 std::optional<Subtree> decode(const std::vector<uint8_t>& bytes)
@@ -79,6 +117,14 @@ std::optional<Subtree> decode(const std::vector<uint8_t>& bytes)
         auto name = in.text();
         if (!key || !name) return std::nullopt;
         out.topologies.emplace(static_cast<int64_t>(*key), std::move(*name));
+    }
+    const auto ranks = in.u64();
+    const auto timed = in.u8();
+    if (!ranks || !timed) return std::nullopt;
+    out.ranks = *ranks;
+    if (*timed) {
+        out.rank_times = decode_rank_times(in);
+        if (!out.rank_times) return std::nullopt;
     }
     if (!in.done()) return std::nullopt;
     return out;
@@ -111,6 +157,7 @@ JobSummary summarize_job(const RankSummary& mine, int rank, const MergeTree& tre
     subtree.cancels_requests = mine.cancels_requests;
     subtree.counts = mine.counts;
     subtree.topologies = mine.topologies;
+    subtree.rank_times = mine.rank_times;
     subtree = summarize_over_tree(std::move(subtree), tree);
 
     const MPI_Comm comm = tree.all;
@@ -137,6 +184,7 @@ JobSummary summarize_job(const RankSummary& mine, int rank, const MergeTree& tre
         out.file_names.job_names = subtree.census.decided_names(decision);
         out.counts = std::move(subtree.counts);
         out.topologies = std::move(subtree.topologies);
+        out.rank_times = subtree.rank_times;
     }
     return out;
 }

@@ -4,15 +4,17 @@
 // file_name keys: which patterns stand because at least two ranks derived them, and what each rank's
 // events must name instead where its own pattern does not, trace/file_names.hpp), the slowest rank's
 // traced time, whether any rank cancels requests; and for rank 0's header and end line, the
-// topologies and the job's call counts. Where ranks outnumber cores each pass over every rank costs
+// topologies, where the ranks' time went and the job's call counts. Where ranks outnumber cores each pass over every rank costs
 // milliseconds, so these travel together rather than in a collective each.
 
 #include "merge/radix_reduce.hpp"
+#include "trace/event.hpp"
 
 #include <mpi.h>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct RankSummary {
     bool cancels_requests = false;
     std::vector<uint64_t> counts;  // summed over the ranks; the same length on every rank
     std::map<int64_t, std::string> topologies;
+    std::optional<RankTimes> rank_times;  // this rank's alone (trace/rank_times.hpp)
 };
 
 struct AgreedFileNames {
@@ -40,6 +43,7 @@ struct JobSummary {
     bool cancels_requests = false;  // whether any rank does, on every rank
     std::vector<uint64_t> counts;   // at rank 0: each count summed over the ranks; elsewhere empty
     std::map<int64_t, std::string> topologies;  // at rank 0: every rank's; elsewhere empty
+    std::optional<RankTimes> rank_times;         // at rank 0: over every rank; elsewhere empty
 };
 
 // `rank`: the rank the file-name patterns were derived for (the world rank, which is its rank in

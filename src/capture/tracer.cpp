@@ -19,6 +19,7 @@
 #include "trace/file_names.hpp"
 #include "trace/hot_path.hpp"
 #include "trace/limits.hpp"
+#include "trace/rank_times.hpp"
 #include "trace/trace_file.hpp"
 #include "trace/utf8.hpp"
 
@@ -178,8 +179,8 @@ private:
     void add_request_free(RecordedCall& call, const CallArgs& args);
     void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
     void add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc);
-    bool write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
-                     std::map<int64_t, std::string> topologies, double traced_seconds, MergeTime merge_time);
+    // The job's file names, topologies, slowest time and ranks' times come from rank 0's `job`.
+    bool write_trace(Sequence merged, const JobSummary& job, MergeTime merge_time);
 
     // Application threads that call MPI at once (MPI_THREAD_MULTIPLE) take turns with it; the partial
     // writer takes it too, then closes the gate that every recording passes.
@@ -581,6 +582,7 @@ HTRACE_COLD void Tracer::write_part(const std::string& reason)
     part.header.command_line = command_line();
     part.header.start_time = start_time_;
     part.header.traced_seconds = traced_ticks * per_tick;
+    part.header.rank_times = own_rank_times(part.body, world_rank_);
     part.header.run_id = run_id_;
     part.header.host = host_;
     const std::string error = write_trace_file(part_path(), part);
@@ -702,6 +704,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     summary.counts.push_back(calls_);
     summary.file_names = file_names_;
     summary.topologies = topologies_;
+    summary.rank_times = own_rank_times(mine, world_rank_);
     JobSummary job = summarize_job(summary, world_rank_, merge_tree_);
     const double slowest = job.slowest_seconds;
     // Patterns only one rank derived give way to its literal names, in its events too, before the
@@ -718,10 +721,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     if (world_rank_ == 0) {
         if (!reduced.error.empty()) std::fprintf(stderr, "h-trace: merge: %s\n", reduced.error.c_str());
         if (reduced.merged) {
-            written = write_trace(std::move(*reduced.merged), std::move(job.file_names.job_names), std::move(job.topologies),
-                                  slowest, merge_time)
-                          ? 1
-                          : 0;
+            written = write_trace(std::move(*reduced.merged), job, merge_time) ? 1 : 0;
         }
         trace_lost.store(written == 0);
         const std::vector<uint64_t>& totals = job.counts;
@@ -778,8 +778,7 @@ HTRACE_COLD void Tracer::print_signature_stats()
                  lookups > 0 ? 100.0 * double(totals[0]) / lookups : 0.0);
 }
 
-HTRACE_COLD bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::string> file_names,
-                         std::map<int64_t, std::string> topologies, double traced_seconds, MergeTime merge_time)
+HTRACE_COLD bool Tracer::write_trace(Sequence merged, const JobSummary& job, MergeTime merge_time)
 {
     Trace trace;
     trace.header.ranks = world_size_;
@@ -791,9 +790,10 @@ HTRACE_COLD bool Tracer::write_trace(Sequence merged, std::map<int64_t, std::str
     trace.header.mpi_library = mpi_library_;
     trace.header.command_line = command_line();
     trace.header.start_time = start_time_;
-    trace.header.traced_seconds = traced_seconds;
-    trace.header.file_names = std::move(file_names);
-    trace.header.topologies = std::move(topologies);
+    trace.header.traced_seconds = job.slowest_seconds;
+    trace.header.file_names = job.file_names.job_names;
+    trace.header.topologies = job.topologies;
+    trace.header.rank_times = job.rank_times;
     trace.header.run_id = run_id_;
     trace.header.host = host_;
     trace.body = std::move(merged);

@@ -171,6 +171,7 @@ public:
         h.host.clear();
         h.traced_seconds = traced_seconds_;
         h.topologies = topologies_;
+        h.rank_times.reset();  // no rank ran at the target's count
         return h;
     }
 

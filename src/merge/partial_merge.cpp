@@ -2,6 +2,7 @@
 
 #include "merge/precision.hpp"
 #include "merge/rank_merge.hpp"
+#include "trace/rank_times.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -54,7 +55,13 @@ PartsMergeResult merge_parts(std::vector<Trace> parts, const std::vector<std::st
     merged.header.stops.clear();
     MergeRule rule{merged.header.precision, merged.header.histogram};
     bool cancels = false;
+    merged.header.rank_times.reset();
+    uint64_t timed_ranks = 0;
     for (const Trace& part : parts) {
+        merged.header.rank_times = timed_ranks == 0 ? part.header.rank_times
+                                                    : combine(merged.header.rank_times, timed_ranks,
+                                                              part.header.rank_times, part.header.stops.size());
+        timed_ranks += part.header.stops.size();
         merged.header.traced_seconds = std::max(merged.header.traced_seconds, part.header.traced_seconds);
         merged.header.start_time = std::min(merged.header.start_time, part.header.start_time);
         cancels = cancels || cancels_requests(part.body);

@@ -298,17 +298,6 @@ Sequence fold_best(Sequence seq, const MergeRule& rule, Rank rank, int depth)
     return best ? std::move(*best) : std::move(seq);
 }
 
-void each_event(Sequence& seq, const std::function<void(Event&)>& visit)
-{
-    for (auto& node : seq) {
-        if (node.is_loop()) {
-            each_event(node.loop().body, visit);
-        } else {
-            visit(node.event());
-        }
-    }
-}
-
 bool is_completed_set(const Param& p) { return p.role == Role::completed_set; }
 
 size_t completed_set_values(const Event& e)
@@ -323,10 +312,10 @@ size_t completed_set_values(const Event& e)
 void one_completed_set_per_call(Sequence& seq, const MergeRule& rule, Rank rank)
 {
     std::map<std::pair<Op, uint64_t>, std::set<size_t>> shapes;
-    each_event(seq, [&](Event& e) {
+    for_each_event(seq, [&](Event& e) {
         if (const size_t n = completed_set_values(e); n > 0) shapes[{e.op, e.signature}].insert(n);
     });
-    each_event(seq, [&](Event& e) {
+    for_each_event(seq, [&](Event& e) {
         const size_t n = completed_set_values(e);
         if (n < 2 || shapes[{e.op, e.signature}].size() < 2) return;
         int64_t count = 0;

@@ -247,19 +247,11 @@ std::vector<double> traced_seconds_in_calls(const Sequence& body, size_t ops)
 {
     std::vector<double> seconds(ops, 0.0);
     bool measured = false;
-    const std::function<void(const Sequence&)> add = [&](const Sequence& seq) {
-        for (const auto& node : seq) {
-            if (node.is_loop()) {
-                add(node.loop().body);
-                continue;
-            }
-            const Event& e = node.event();
-            if (e.in_call.count == 0 || static_cast<size_t>(e.op) >= ops) continue;
-            seconds[static_cast<size_t>(e.op)] += e.in_call.total();  // its count is the calls, loops included
-            measured = true;
-        }
-    };
-    add(body);
+    for_each_event(body, [&](const Event& e) {
+        if (e.in_call.count == 0 || static_cast<size_t>(e.op) >= ops) return;
+        seconds[static_cast<size_t>(e.op)] += e.in_call.total();  // its count is the calls, loops included
+        measured = true;
+    });
     return measured ? seconds : std::vector<double>{};
 }
 

@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -244,12 +245,49 @@ bool any_event(const Sequence& seq, const Predicate& pred)
     return false;
 }
 
+// Calls `visit` on every event of `seq`, those inside loops (nested too) included, in order.
+template <class SequenceT, class Visitor>
+void for_each_event(SequenceT& seq, const Visitor& visit)
+{
+    for (auto& node : seq) {
+        if (node.is_loop()) {
+            for_each_event(node.loop().body, visit);
+        } else {
+            visit(node.event());
+        }
+    }
+}
+
 // Where one rank's calls end in a trace h-merge made from partial files (format 16).
 struct RankStop {
     Rank rank = 0;
     uint64_t calls = 0;   // MPI calls the rank had made when it wrote its part
     std::string reason;   // why it stopped there: "SIGTERM", "MPI_Abort", "still running (flushed every 5 s)"
     bool operator==(const RankStop&) const = default;
+};
+
+// How one of each rank's times spreads over the ranks: the least, with the rank that had it (the
+// lowest such rank), the mean, and the most, with its rank.
+struct RankSpread {
+    double min = 0;
+    Rank min_rank = 0;
+    double mean = 0;
+    double max = 0;
+    Rank max_rank = 0;
+    bool operator==(const RankSpread&) const = default;
+};
+
+// Format 19: where each rank's time from MPI_Init's return to MPI_Finalize's call went, as the tracer measured it on
+// every rank, each over all ranks: seconds computing between calls, inside MPI calls other than I/O,
+// inside I/O calls (MPI-IO and POSIX); and the shares of the rank's own time (the sum of its three)
+// inside MPI and inside I/O calls.
+struct RankTimes {
+    RankSpread computation;
+    RankSpread mpi;
+    RankSpread io;
+    RankSpread mpi_share;
+    RankSpread io_share;
+    bool operator==(const RankTimes&) const = default;
 };
 
 struct TraceHeader {
@@ -280,6 +318,9 @@ struct TraceHeader {
     // rank count ("event 12 (MPI_Isend) bytes: 131072 * N^-1").
     std::vector<std::string> extrapolation;
     bool extrapolated() const { return !extrapolation.empty(); }
+    // Empty in older formats, in an extrapolated trace (no rank ran it), and where the tracer could
+    // not measure the time in calls.
+    std::optional<RankTimes> rank_times;
     bool operator==(const TraceHeader&) const = default;
 };
 

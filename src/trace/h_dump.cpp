@@ -1,4 +1,5 @@
-// h-dump: a trace as readable text, as JSON, as per-operation call counts, or as the traffic between ranks.
+// h-dump: a trace as readable text, as JSON, as per-operation call counts, as the traffic between
+// ranks, or as a profile of where the time went.
 #include "trace/render.hpp"
 #include "trace/trace_file.hpp"
 
@@ -11,7 +12,7 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: h-dump [--json] [--calls | --sequence | --matrix] [--max-calls N] TRACE\n"
+    "usage: h-dump [--json] [--calls | --sequence | --matrix | --profile [--top N]] [--max-calls N] TRACE\n"
     "  (default)     the whole trace as text\n"
     "  --json        the whole trace as JSON\n"
     "  --calls       per MPI operation, the calls the trace stands for (all ranks, loops expanded)\n"
@@ -19,6 +20,10 @@ constexpr const char* kUsage =
     "  --sequence    each rank's calls in order, one per line (loops expanded)\n"
     "  --matrix      point-to-point messages and bytes from each rank to each rank (loops expanded;\n"
     "                collectives left out), with --json as JSON\n"
+    "  --profile     where the time went: the job's time, each rank's time computing, in MPI and in\n"
+    "                I/O (least, mean, most, and which rank), and the call sites by their time in calls,\n"
+    "                with --json as JSON (every site)\n"
+    "  --top N       the most call sites --profile lists (default 20)\n"
     "  --max-calls N the most calls --sequence prints, and the most any view visits one by one\n"
     "                (default 100000000): a view that would need more says so and prints nothing\n";
 
@@ -30,6 +35,8 @@ int main(int argc, char** argv)
     bool calls = false;
     bool sequence = false;
     bool matrix = false;
+    bool profile = false;
+    size_t top = 20;
     std::ios::sync_with_stdio(false);  // only iostreams write: the large views go faster unsynchronised
     uint64_t max_calls = htrace::kDefaultMaxCalls;
     std::string path;
@@ -42,6 +49,15 @@ int main(int argc, char** argv)
                 std::cerr << "h-dump: --max-calls wants a whole number of calls, not '" << given << "'\n" << kUsage;
                 return 2;
             }
+        } else if (arg == "--top") {
+            const std::string_view given = i + 1 < argc ? argv[++i] : "";
+            const auto [end, error] = std::from_chars(given.data(), given.data() + given.size(), top);
+            if (given.empty() || error != std::errc() || end != given.data() + given.size()) {
+                std::cerr << "h-dump: --top wants a whole number of call sites, not '" << given << "'\n" << kUsage;
+                return 2;
+            }
+        } else if (arg == "--profile") {
+            profile = true;
         } else if (arg == "--json") {
             json = true;
         } else if (arg == "--calls") {
@@ -67,8 +83,8 @@ int main(int argc, char** argv)
         std::cerr << kUsage;
         return 2;
     }
-    if (int(calls) + int(sequence) + int(matrix) > 1) {
-        std::cerr << "h-dump: --calls, --sequence and --matrix are different views: give one\n" << kUsage;
+    if (int(calls) + int(sequence) + int(matrix) + int(profile) > 1) {
+        std::cerr << "h-dump: --calls, --sequence, --matrix and --profile are different views: give one\n" << kUsage;
         return 2;
     }
     try {
@@ -85,6 +101,9 @@ int main(int argc, char** argv)
         } else if (matrix) {
             error = json ? htrace::render_matrix_json(std::cout, trace, max_calls)
                          : htrace::render_matrix(std::cout, trace, max_calls);
+        } else if (profile) {
+            error = json ? htrace::render_profile_json(std::cout, trace, max_calls)
+                         : htrace::render_profile(std::cout, trace, top, max_calls);
         } else if (calls) {
             error = json ? htrace::render_call_counts_json(std::cout, trace, max_calls)
                          : htrace::render_call_counts(std::cout, trace, max_calls);

@@ -4,6 +4,7 @@
 #include "trace/walk.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -79,6 +80,28 @@ std::string render_times(const Event& e)
     if (!e.compute_by_rank.empty()) out += "}";
     if (e.in_call.count > 0) out += " in_call=" + format_double(e.in_call.mean) + "s";
     return out;
+}
+
+// TraceHeader::rank_times by the names h-dump gives them.
+std::array<std::pair<const char*, const RankSpread*>, 5> rank_spreads(const RankTimes& t)
+{
+    return {{{"computation", &t.computation},
+             {"mpi", &t.mpi},
+             {"io", &t.io},
+             {"mpi_share", &t.mpi_share},
+             {"io_share", &t.io_share}}};
+}
+
+std::string json_rank_times(const std::optional<RankTimes>& times)
+{
+    if (!times) return "null";
+    std::string out = "{";
+    for (const auto& [name, spread] : rank_spreads(*times)) {
+        out += std::string(out.size() > 1 ? ", " : "") + "\"" + name + "\": {\"min\": " + format_double(spread->min) +
+               ", \"min_rank\": " + std::to_string(spread->min_rank) + ", \"mean\": " + format_double(spread->mean) +
+               ", \"max\": " + format_double(spread->max) + ", \"max_rank\": " + std::to_string(spread->max_rank) + "}";
+    }
+    return out + "}";
 }
 
 std::string json_time(const TimeStats& t)
@@ -303,6 +326,13 @@ void render_text(std::ostream& out, const Trace& trace)
         out << "incomplete: rank " << stop.rank << " stopped after " << stop.calls << " calls: " << stop.reason << "\n";
     }
     for (const std::string& line : h.extrapolation) out << "extrapolated " << line << "\n";  // format 17
+    if (h.rank_times) {  // format 19
+        for (const auto& [name, spread] : rank_spreads(*h.rank_times)) {
+            out << "rank_times " << name << " min=" << format_double(spread->min) << "@" << spread->min_rank
+                << " mean=" << format_double(spread->mean) << " max=" << format_double(spread->max) << "@"
+                << spread->max_rank << "\n";
+        }
+    }
     for (const auto& [key, name] : h.file_names) out << "file_name " << key << " " << name << "\n";
     for (const auto& [key, text] : h.topologies) out << "topology " << key << " " << text << "\n";
     out << "\n";
@@ -331,7 +361,7 @@ void render_json(std::ostream& out, const Trace& trace)
     }
     out << "], \"extrapolation\": [";
     for (size_t i = 0; i < h.extrapolation.size(); ++i) out << (i == 0 ? "" : ", ") << json_string(h.extrapolation[i]);
-    out << "], \"file_names\": {";
+    out << "], \"rank_times\": " << json_rank_times(h.rank_times) << ", \"file_names\": {";
     for (auto it = h.file_names.begin(); it != h.file_names.end(); ++it) {
         out << (it == h.file_names.begin() ? "" : ", ") << json_string(std::to_string(it->first)) << ": "
             << json_string(it->second);
@@ -786,6 +816,139 @@ RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t m
     out << "], \"total\": {\"messages\": " << total.messages.to_string() << ", \"bytes\": " << total.bytes.to_string()
         << "}, \"unresolved\": {\"messages\": " << matrix.unresolved.messages.to_string()
         << ", \"bytes\": " << matrix.unresolved.bytes.to_string() << "}}\n";
+    return {};
+}
+
+namespace {
+
+// One call site of the profile: a call path and the operation called there.
+struct SiteProfile {
+    Op op{};
+    uint64_t signature = 0;
+    TimeStats in_call;  // over every call the site's events measured
+    Amount calls;       // as the walk counts them (loops expanded)
+    Amount bytes;
+    std::vector<char> callers;  // by world rank: whether it called here
+    size_t ranks() const { return static_cast<size_t>(std::count(callers.begin(), callers.end(), 1)); }
+};
+
+struct Profile {
+    std::vector<SiteProfile> sites;  // by their total time in calls, most first
+    double seconds_in_calls = 0;     // over every site
+};
+
+RenderError make_profile(const Trace& trace, uint64_t max_calls, Profile& profile)
+{
+    std::map<std::pair<uint64_t, Op>, SiteProfile> sites;
+    const auto site_of = [&](const Event& e) -> SiteProfile& {
+        SiteProfile& site = sites[{e.signature, e.op}];
+        site.op = e.op;
+        site.signature = e.signature;
+        if (site.callers.empty()) site.callers.assign(static_cast<size_t>(std::max(trace.header.ranks, 0)), 0);
+        return site;
+    };
+    for_each_event(trace.body, [&](const Event& e) {
+        if (e.in_call.count > 0) site_of(e).in_call.merge(e.in_call);
+    });
+    CountingWalk walk(trace, max_calls);
+    RenderError error = walk.run([&](const Event& e, Rank r, const CommunicatorTable&, uint64_t repeats, double weight) {
+        SiteProfile& site = site_of(e);
+        site.calls.add(1, repeats, weight);
+        if (r >= 0 && static_cast<size_t>(r) < site.callers.size()) site.callers[static_cast<size_t>(r)] = 1;
+        for (const auto& p : e.params) {
+            if (p.role != Role::bytes && p.role != Role::recv_bytes && p.role != Role::target_bytes) continue;
+            for (const auto& [value, share] : shares(p.value, r)) site.bytes.add(value, repeats, weight * share);
+        }
+    });
+    if (!error.empty()) return error;
+    for (auto& [key, site] : sites) {
+        profile.seconds_in_calls += site.in_call.total();
+        profile.sites.push_back(std::move(site));
+    }
+    std::stable_sort(profile.sites.begin(), profile.sites.end(), [](const SiteProfile& a, const SiteProfile& b) {
+        return a.in_call.total() > b.in_call.total();
+    });
+    return {};
+}
+
+std::string percent(double share)
+{
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f%%", 100 * share);
+    return text;
+}
+
+std::string rank_time_line(const char* name, const RankSpread& spread, bool share)
+{
+    const auto shown = [&](double value) { return share ? percent(value) : format_double(value) + " s"; };
+    char text[160];
+    std::snprintf(text, sizeof text, "  %-14s %14s (rank %d) %14s %14s (rank %d)\n", name, shown(spread.min).c_str(),
+                  spread.min_rank, shown(spread.mean).c_str(), shown(spread.max).c_str(), spread.max_rank);
+    return text;
+}
+
+}  // namespace
+
+RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, uint64_t max_calls)
+{
+    Profile profile;
+    if (RenderError error = make_profile(trace, max_calls, profile); !error.empty()) return error;
+    const auto& h = trace.header;
+    out << "# profile of " << h.command_line << "\n"
+        << h.ranks << " ranks, " << format_double(h.traced_seconds) << " s from MPI_Init to MPI_Finalize (slowest rank)\n\n";
+    if (h.rank_times) {
+        const RankTimes& t = *h.rank_times;
+        out << "time per rank            least                        mean           most\n"
+            << rank_time_line("computation", t.computation, false) << rank_time_line("in MPI", t.mpi, false)
+            << rank_time_line("in I/O", t.io, false) << rank_time_line("share in MPI", t.mpi_share, true)
+            << rank_time_line("share in I/O", t.io_share, true);
+        // As mpiP has it: how much the most loaded rank's time in MPI exceeds the mean's.
+        if (t.mpi.max > 0) {
+            out << "imbalance in MPI: the most is " << percent((t.mpi.max - t.mpi.mean) / t.mpi.max)
+                << " above the mean\n";
+        }
+    } else {
+        out << "time per rank: not in this trace (older than format 19, extrapolated, or not measured)\n";
+    }
+    out << "\ncall sites by their time in calls, all ranks (" << std::min(top, profile.sites.size()) << " of "
+        << profile.sites.size() << ")\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%-8s %-26s %12s %12s %7s %11s %11s %11s %14s %6s\n", "site", "operation", "calls",
+                  "seconds", "share", "mean", "min", "max", "bytes", "ranks");
+    out << line;
+    for (size_t i = 0; i < profile.sites.size() && i < top; ++i) {
+        const SiteProfile& site = profile.sites[i];
+        const bool timed = site.in_call.count > 0;
+        const auto shown = [&](double value) { return timed ? format_double(value) : std::string("-"); };
+        const std::string name(operation_name(site.op));
+        std::snprintf(line, sizeof line, "%-8s %-26s %12s %12s %7s %11s %11s %11s %14s %6zu\n",
+                      render_signature(site.signature).c_str(), name.c_str(), site.calls.to_string().c_str(),
+                      shown(site.in_call.total()).c_str(),
+                      timed && profile.seconds_in_calls > 0 ? percent(site.in_call.total() / profile.seconds_in_calls).c_str() : "-",
+                      shown(site.in_call.mean).c_str(), shown(site.in_call.min).c_str(), shown(site.in_call.max).c_str(),
+                      site.bytes.to_string().c_str(), site.ranks());
+        out << line;
+    }
+    return {};
+}
+
+RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t max_calls)
+{
+    Profile profile;
+    if (RenderError error = make_profile(trace, max_calls, profile); !error.empty()) return error;
+    const auto& h = trace.header;
+    out << "{\"ranks\": " << h.ranks << ", \"traced_seconds\": " << format_double(h.traced_seconds)
+        << ", \"rank_times\": " << json_rank_times(h.rank_times)
+        << ", \"seconds_in_calls\": " << format_double(profile.seconds_in_calls) << ", \"sites\": [";
+    for (size_t i = 0; i < profile.sites.size(); ++i) {
+        const SiteProfile& site = profile.sites[i];
+        out << (i ? ", " : "") << "{\"site\": " << json_string(render_signature(site.signature))
+            << ", \"op\": " << json_string(operation_name(site.op)) << ", \"calls\": " << site.calls.to_string()
+            << ", \"in_call\": " << (site.in_call.count > 0 ? json_time(site.in_call) : "null")
+            << ", \"seconds\": " << (site.in_call.count > 0 ? format_double(site.in_call.total()) : "null")
+            << ", \"bytes\": " << site.bytes.to_string() << ", \"ranks\": " << site.ranks() << "}";
+    }
+    out << "]}\n";
     return {};
 }
 

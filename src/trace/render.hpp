@@ -78,6 +78,13 @@ RenderError render_matrix(std::ostream& out, const Trace& trace, uint64_t max_ca
 // The same as JSON: {"ranks", "pairs": [{"from", "to", "messages", "bytes"}], "total", "unresolved"}.
 RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
 
+// An mpiP-style profile from the trace alone (h-dump --profile): the job's time, where each rank's
+// went (least, mean and most over the ranks, with which rank: TraceHeader::rank_times), and the call
+// sites by their total time inside calls, most first, with calls, bytes and how many ranks called
+// there; text shows the first `top` sites, JSON all.
+RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, uint64_t max_calls = kDefaultMaxCalls);
+RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
+
 // `s` as a JSON string: quotes, backslashes and control characters escaped, and each byte that is not
 // part of valid UTF-8 (a file name of any bytes, a damaged header) replaced by U+FFFD.
 std::string json_string(std::string_view s);

@@ -355,6 +355,29 @@ private:
     std::string problem_;
 };
 
+// The shares are fractions of a rank's time: at most 1, and a little more as 16-bit codes round up.
+constexpr double kMostShare = 1.001;
+
+std::string rank_times_problem(const RankTimes& times, int32_t ranks)
+{
+    const std::pair<const char*, const RankSpread*> spreads[] = {
+        {"computation", &times.computation}, {"time in MPI", &times.mpi}, {"time in I/O", &times.io},
+        {"share in MPI", &times.mpi_share},  {"share in I/O", &times.io_share}};
+    for (const auto& [name, spread] : spreads) {
+        const std::string which = std::string("the ranks' ") + name;
+        if (spread->min_rank < 0 || spread->min_rank >= ranks || spread->max_rank < 0 || spread->max_rank >= ranks) {
+            return which + " names a rank not of the trace";
+        }
+        if (!(spread->min <= spread->mean && spread->mean <= spread->max)) {
+            return which + " has a mean " + number(spread->mean) + " outside its least " + number(spread->min) +
+                   " and most " + number(spread->max);
+        }
+        if (spread->max > kMostTracedSeconds) return which + " is more than " + number(kMostTracedSeconds) + " s";
+    }
+    if (times.mpi_share.max > kMostShare || times.io_share.max > kMostShare) return "a rank's share of its time is above 1";
+    return {};
+}
+
 }  // namespace
 
 std::string check_header(const TraceHeader& h)
@@ -404,6 +427,9 @@ std::string check_header(const TraceHeader& h)
         if (auto problem = text_problem("a line of extrapolation", line, kMostNameBytes); !problem.empty()) {
             return fail(problem);
         }
+    }
+    if (h.rank_times) {
+        if (auto problem = rank_times_problem(*h.rank_times, h.ranks); !problem.empty()) return fail(problem);
     }
     for (const auto& [key, name] : h.file_names) {
         const std::string which = "file name " + std::to_string(key);

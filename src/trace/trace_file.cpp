@@ -12,6 +12,7 @@
 #include <zstd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -579,6 +580,31 @@ private:
     std::vector<Op> opaque_order_;
 };
 
+// The spreads of TraceHeader::rank_times in the file's order.
+template <class Times>
+auto rank_spreads(Times& t)
+{
+    return std::array{&t.computation, &t.mpi, &t.io, &t.mpi_share, &t.io_share};
+}
+
+// A time (or a share) as a 16-bit code of time_code's mean; the least rounded down, the most up,
+// so that they stay bounds.
+void write_time_code(Encoder& out, double seconds, time_code::Rounding rounding)
+{
+    const auto code = static_cast<uint16_t>(time_code::code_of(seconds, time_code::kMeanSteps, 0xffff, rounding));
+    out.byte(static_cast<uint8_t>(code));
+    out.byte(static_cast<uint8_t>(code >> 8));
+}
+
+void write_spread(Encoder& out, const RankSpread& s)
+{
+    write_time_code(out, s.min, time_code::Rounding::down);
+    out.unsigned_int(static_cast<uint64_t>(s.min_rank));
+    write_time_code(out, s.mean, time_code::Rounding::nearest);
+    write_time_code(out, s.max, time_code::Rounding::up);
+    out.unsigned_int(static_cast<uint64_t>(s.max_rank));
+}
+
 void write_header(Encoder& out, const TraceHeader& h)
 {
     out.signed_int(h.ranks);
@@ -610,6 +636,10 @@ void write_header(Encoder& out, const TraceHeader& h)
     }
     out.unsigned_int(h.extrapolation.size());
     for (const std::string& line : h.extrapolation) out.text(line);
+    out.byte(h.rank_times ? 1 : 0);
+    if (h.rank_times) {
+        for (const RankSpread* spread : rank_spreads(*h.rank_times)) write_spread(out, *spread);
+    }
 }
 
 // The modelled operation codes of this build: a trace is only understood by a build whose table
@@ -1047,16 +1077,11 @@ public:
 
     static void give_site_times(Sequence& seq, const std::unordered_map<uint64_t, TimeStats>& of_signature)
     {
-        for (auto& node : seq) {
-            if (node.is_loop()) {
-                give_site_times(node.loop().body, of_signature);
-                continue;
-            }
-            Event& e = node.event();
-            if (e.in_call.count == 0) continue;
+        for_each_event(seq, [&](Event& e) {
+            if (e.in_call.count == 0) return;
             const TimeStats& site = of_signature.at(e.signature);
             e.in_call = site.share(e.compute.count, site.count);
-        }
+        });
     }
 
     TimeStats compute(uint64_t count)
@@ -1185,6 +1210,26 @@ private:
     Op event_op_{};
 };
 
+double read_time_code(Decoder& in)
+{
+    const uint8_t low = in.byte();
+    return time_code::mean_seconds(static_cast<uint16_t>(low | in.byte() << 8));
+}
+
+// Ranks stay ranks: trace_check holds them within the header's count.
+Rank read_rank(Decoder& in) { return static_cast<Rank>(std::min<uint64_t>(in.unsigned_int(), INT32_MAX)); }
+
+RankSpread read_spread(Decoder& in)
+{
+    RankSpread s;
+    s.min = read_time_code(in);
+    s.min_rank = read_rank(in);
+    s.mean = read_time_code(in);
+    s.max = read_time_code(in);
+    s.max_rank = read_rank(in);
+    return s;
+}
+
 TraceHeader read_header(Decoder& in, uint64_t version)
 {
     TraceHeader h;
@@ -1222,6 +1267,11 @@ TraceHeader read_header(Decoder& in, uint64_t version)
     if (version < 17) return h;
     const uint64_t lines = in.unsigned_int();
     for (uint64_t i = 0; i < lines && in.ok(); ++i) h.extrapolation.push_back(in.text());
+    if (version < 19) return h;
+    if (in.byte() == 0) return h;
+    RankTimes times;
+    for (RankSpread* spread : rank_spreads(times)) *spread = read_spread(in);
+    h.rank_times = times;
     return h;
 }
 

@@ -28,8 +28,9 @@ namespace htrace {
 // h-merge made from partial files, the ranks it holds and where each stopped (TraceHeader::stops);
 // 17: for a trace h-extrap made, where it came from and its models (TraceHeader::extrapolation); 18:
 // the time inside each event's calls (Event::in_call, absent in older files), and the minimum,
-// maximum and deviation of both times as logarithmic codes (trace/time_code.hpp).
-inline constexpr uint32_t kTraceFormatVersion = 18;
+// maximum and deviation of both times as logarithmic codes (trace/time_code.hpp); 19: where each rank's
+// time went, spread over the ranks (TraceHeader::rank_times).
+inline constexpr uint32_t kTraceFormatVersion = 19;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

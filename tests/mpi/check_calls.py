@@ -131,10 +131,10 @@ def read_program_logs(log_dir, ranks):
     return tallies
 
 
-def main_of_log_check(name, usage, check):
-    """The main of a checker that compares `h-dump --json` of a trace with the program's logs:
-    `check(dump, logs, ranks)` gives the differences as lines. Exit status: 0 all agree, 1 a
-    difference, 2 cannot compare."""
+def main_of_log_check(name, usage, check, dump_options=("--json",)):
+    """The main of a checker that compares `h-dump --json` (or the view `dump_options` ask for) of a
+    trace with the program's logs: `check(dump, logs, ranks)` gives the differences as lines. Exit
+    status: 0 all agree, 1 a difference, 2 cannot compare."""
     parser = argparse.ArgumentParser(usage=usage)
     parser.add_argument("--h-dump", required=True, help="the h-dump executable")
     parser.add_argument("--trace", required=True, help="the trace file to check")
@@ -142,7 +142,7 @@ def main_of_log_check(name, usage, check):
     parser.add_argument("--ranks", required=True, type=int, help="how many ranks the job ran")
     args = parser.parse_args()
     try:
-        dump = run_h_dump(args.h_dump, args.trace, ("--json",))
+        dump = run_h_dump(args.h_dump, args.trace, dump_options)
         differences = check(dump, read_call_logs(args.log_dir, args.ranks), args.ranks)
     except (CannotCompare, KeyError, ValueError) as error:
         print(f"{name}: cannot compare: {error}")

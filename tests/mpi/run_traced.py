@@ -26,7 +26,8 @@
    in order (sends, receives, completions, collectives), must be the program's log.
    With --check-folding, runs check_folding.py: the program's cycles must fold into one loop.
    With --check-compute, check_compute.py: each rank's computation time before the calls the program
-   timed (compute_us=) must be what the rank measured, a load imbalance included.
+   timed (compute_us=) must be what the rank measured, a load imbalance included; and
+   check_profile.py: h-dump --profile's time per rank in MPI and computing must be the program's.
    With --check-file-names, check_file_names.py: the files the trace's calls name must be the names
    the program logged (file=), a name every rank gave one literal name and names of each rank's own
    one pattern.
@@ -219,6 +220,9 @@ def run_case(args, mpirun, scratch):
     if args.check_compute:
         run_check(failed, "compute: a rank's computation time in the trace is not what it measured itself",
                   [here / "check_compute.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
+                   "--ranks", args.np])
+        run_check(failed, "profile: where a rank's time went in h-dump --profile is not what it measured itself",
+                  [here / "check_profile.py", "--h-dump", h_dump, "--trace", trace, "--log-dir", log_dir,
                    "--ranks", args.np])
     if args.check_rank_values and args.precision == 100:
         run_check(failed, "rank values: the ranks in new communicators are not what the program got, or not one "

@@ -369,3 +369,21 @@ TEST_CASE("where an incomplete trace's ranks stopped is checked against its rank
     t.header.host = std::string(limits::kMostNameBytes + 1, 'h');
     CHECK(contains(refusal(t), "host"));
 }
+
+TEST_CASE("where the ranks' time went is checked: ranks of the trace, a mean between least and most, shares to 1")
+{
+    Trace t = good_trace();
+    RankTimes times;
+    times.mpi = {0.5, 3, 1.0, 2.0, 7};
+    times.mpi_share = {0.1, 3, 0.2, 0.4, 7};
+    t.header.rank_times = times;
+    CHECK(refusal(t) == "");
+    t.header.rank_times->mpi.max_rank = kRanks;
+    CHECK(contains(refusal(t), "the ranks' time in MPI names a rank not of the trace"));
+    t.header.rank_times->mpi.max_rank = 7;
+    t.header.rank_times->io = {2.0, 1, 1.0, 3.0, 2};
+    CHECK(contains(refusal(t), "the ranks' time in I/O has a mean"));  // as the 16-bit codes read back
+    t.header.rank_times->io = {};
+    t.header.rank_times->io_share = {0.5, 1, 1.5, 2.0, 2};
+    CHECK(contains(refusal(t), "a rank's share of its time is above 1"));
+}

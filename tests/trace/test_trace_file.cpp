@@ -434,10 +434,11 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
 TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
 {
     // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
-    // 1 and 2. Formats 11 to 18 differ in nothing else this trace holds (its histogram is not alike
+    // 1 and 2. Formats 11 to 19 differ in nothing else this trace holds (its histogram is not alike
     // on every rank, its event has no times, whose count has two flags from 18) but the signature's
     // width, the header's count of topologies (15), its run id, host and stops (16), its lines of
-    // extrapolation (17) and the times in calls after the body (18), so a file of today's format
+    // extrapolation (17), the times in calls after the body (18) and whether the header has the
+    // ranks' times (19), so a file of today's format
     // relabelled 11, with its signature widened to 8 bytes and without those fields, is what a
     // build of format 11 wrote with these values.
     Trace t;
@@ -452,10 +453,11 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
                       {Role::completed_set, Value(std::vector<PerRankValue>{{2, RankList(0)}, {6, RankList(1)}})},
                       {Role::completed_set, Value(old_draws)}};
     // The header ends where a trace with nothing in its body ends, but for the body's count of nodes and
-    // of opaque names, and the CRC: its last 12 bytes are the count of topologies, the run id (8 bytes),
-    // the host's length, the count of stops and the count of lines of extrapolation, all 0.
+    // of opaque names, and the CRC: its last 13 bytes are the count of topologies, the run id (8 bytes),
+    // the host's length, the count of stops, the count of lines of extrapolation and the flag of the
+    // ranks' times, all 0.
     const size_t header_end = encode_trace(t, false).size() - 4 - 2;
-    constexpr size_t kNewerHeaderBytes = 12;
+    constexpr size_t kNewerHeaderBytes = 13;
     t.body = {Node{waitany}};
     std::vector<uint8_t> bytes = encode_trace(t, false);
     REQUIRE(bytes[16] == kTraceFormatVersion);
@@ -640,14 +642,15 @@ TEST_CASE("an extrapolated trace's record is read back; a format 16 file has non
     CHECK(read.trace->header.extrapolated());
     CHECK_FALSE(sample_trace().header.extrapolated());
 
-    // Format 16 ends the header where 17 writes the count of lines (0 here): today's file without
-    // that byte, relabelled 16, is what a build of format 16 wrote.
+    // Format 16 ends the header where 17 writes the count of lines (0 here) and 19 whether it has
+    // the ranks' times (0): today's file without those bytes, relabelled 16, is what a build of
+    // format 16 wrote.
     Trace plain;
     plain.header.ranks = 2;
     std::vector<uint8_t> bytes = encode_trace(plain, false);
-    const size_t count_at = bytes.size() - 4 - 2 - 1;  // before the body's two counts and the CRC
-    REQUIRE(bytes[count_at] == 0);
-    bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(count_at));
+    const size_t count_at = bytes.size() - 4 - 2 - 2;  // before the body's two counts and the CRC
+    REQUIRE((bytes[count_at] == 0 && bytes[count_at + 1] == 0));
+    bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(count_at), bytes.begin() + static_cast<std::ptrdiff_t>(count_at + 2));
     bytes[16] = 16;
     for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
     boost::crc_32_type crc;
@@ -656,4 +659,52 @@ TEST_CASE("an extrapolated trace's record is read back; a format 16 file has non
     const DecodeResult old = decode_trace(bytes);
     REQUIRE_MESSAGE(old.trace.has_value(), old.error);
     CHECK_FALSE(old.trace->header.extrapolated());
+}
+
+TEST_CASE("where the ranks' time went reads back within the 16-bit codes, the least and most as bounds; format 18 has none")
+{
+    Trace t = sample_trace();
+    RankTimes times;
+    times.computation = {0.25, 2, 0.5, 1.25, 6};
+    times.mpi = {1e-5, 7, 0.125, 0.75, 0};
+    times.io = {0, 0, 3e-3, 0.02, 3};
+    times.mpi_share = {0.01, 7, 0.2, 0.75, 0};
+    times.io_share = {0, 0, 0.01, 0.03, 3};
+    t.header.rank_times = times;
+    const DecodeResult read = decode_trace(encode_trace(t));
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    REQUIRE(read.trace->header.rank_times.has_value());
+    const RankTimes& got = *read.trace->header.rank_times;
+    const std::pair<const RankSpread*, const RankSpread*> pairs[] = {{&got.computation, &times.computation},
+                                                                     {&got.mpi, &times.mpi},
+                                                                     {&got.io, &times.io},
+                                                                     {&got.mpi_share, &times.mpi_share},
+                                                                     {&got.io_share, &times.io_share}};
+    for (const auto& [read_back, written] : pairs) {
+        CHECK(read_back->min_rank == written->min_rank);
+        CHECK(read_back->max_rank == written->max_rank);
+        CHECK(read_back->min <= written->min);
+        CHECK(read_back->max >= written->max);
+        for (const auto& [a, b] : {std::pair{read_back->min, written->min}, std::pair{read_back->mean, written->mean},
+                                   std::pair{read_back->max, written->max}}) {
+            CHECK(a == doctest::Approx(b).epsilon(0.001));
+        }
+    }
+
+    // Format 19 ends the header with whether it has them (0 here): today's file without that byte,
+    // relabelled 18, is what a build of format 18 wrote.
+    Trace plain;
+    plain.header.ranks = 2;
+    std::vector<uint8_t> bytes = encode_trace(plain, false);
+    const size_t flag_at = bytes.size() - 4 - 2 - 1;  // before the body's two counts and the CRC
+    REQUIRE(bytes[flag_at] == 0);
+    bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(flag_at));
+    bytes[16] = 18;
+    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
+    boost::crc_32_type crc;
+    crc.process_bytes(bytes.data(), bytes.size() - 4);
+    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    const DecodeResult old = decode_trace(bytes);
+    REQUIRE_MESSAGE(old.trace.has_value(), old.error);
+    CHECK_FALSE(old.trace->header.rank_times.has_value());
 }

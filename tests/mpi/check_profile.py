@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Checks `h-dump --profile` against the program's own timers: where each rank's time went.
+
+    check_profile.py --h-dump H_DUMP --trace TRACE --log-dir DIR --ranks N
+
+The program logs, on the calls of its loop (load_imbalance.c: each MPI_Allreduce), compute_us= (from
+its previous MPI call's return to the call) and in_call_us= (from before the call to after it). Per
+rank, its time in MPI is the sum of its in_call_us, its computation the sum of its compute_us, and
+its share in MPI the first over both. The profile's least, mean and most of each over the ranks must
+be the program's within TOLERANCE (10%) plus SLACK (1 ms, 1% for shares: the calls the program does
+not time, MPI_Comm_rank and the like, and its logging between calls); the ranks the profile names as
+least and most must have logged that value within the same bounds (two ranks may tie). The call
+site of the logged function must count the calls the program logged, and their time in calls must
+be the sum of in_call_us within the same bounds.
+Exit status: 0 all agree, 1 a difference, 2 cannot compare."""
+import statistics
+import sys
+
+import check_calls
+from check_calls import CannotCompare
+
+TOLERANCE = 0.10
+SLACK = {"seconds": 1e-3, "share": 0.01}
+
+
+def logged_times(logs, ranks):
+    """({rank: seconds in MPI}, {rank: seconds computing}, function) from the logs."""
+    mpi, computation, functions = {}, {}, set()
+    for rank in range(ranks):
+        for call in logs.get(rank, []):
+            if "in_call_us" in call.fields and "compute_us" in call.fields:
+                functions.add(call.function)
+                mpi[rank] = mpi.get(rank, 0) + int(call.fields["in_call_us"]) * 1e-6
+                computation[rank] = computation.get(rank, 0) + int(call.fields["compute_us"]) * 1e-6
+    if len(functions) != 1 or len(mpi) != ranks:
+        raise CannotCompare(f"expected every rank to log in_call_us= and compute_us= on one function, "
+                            f"got {len(mpi)} ranks and functions {sorted(functions)}")
+    return mpi, computation, functions.pop()
+
+
+def close(traced, measured, unit):
+    return abs(traced - measured) <= TOLERANCE * abs(measured) + SLACK[unit]
+
+
+def spread_differences(name, spread, measured, unit):
+    differences = []
+    for what, value in (("least", min(measured.values())), ("mean", statistics.mean(measured.values())),
+                        ("most", max(measured.values()))):
+        key = {"least": "min", "mean": "mean", "most": "max"}[what]
+        if not close(spread[key], value, unit):
+            differences.append(f"{name}: the profile's {what} is {spread[key]:.6g}, the program's {value:.6g}")
+    for key in ("min", "max"):
+        rank = spread[f"{key}_rank"]
+        if rank not in measured or not close(spread[key], measured[rank], unit):
+            differences.append(f"{name}: the profile names rank {rank} with {spread[key]:.6g} as its {key}; "
+                               f"that rank measured {measured.get(rank)}")
+    return differences
+
+
+def check(profile, logs, ranks):
+    mpi, computation, function = logged_times(logs, ranks)
+    share = {rank: mpi[rank] / (mpi[rank] + computation[rank]) for rank in mpi}
+    times = profile["rank_times"]
+    if times is None:
+        return ["the profile has no time per rank"]
+    differences = (spread_differences("time in MPI", times["mpi"], mpi, "seconds") +
+                   spread_differences("computation", times["computation"], computation, "seconds") +
+                   spread_differences("share in MPI", times["mpi_share"], share, "share"))
+    sites = [site for site in profile["sites"] if site["op"] == function]
+    calls = sum(len([c for c in logs.get(rank, []) if c.function == function]) for rank in range(ranks))
+    if len(sites) != 1:
+        return differences + [f"{function}: {len(sites)} call sites in the profile, expected one"]
+    site = sites[0]
+    if float(site["calls"]) != calls:
+        differences.append(f"{function}: the profile counts {site['calls']} calls, the program logged {calls}")
+    if site["seconds"] is None or not close(site["seconds"], sum(mpi.values()), "seconds"):
+        differences.append(f"{function}: the profile has {site['seconds']} s in its calls, the program measured "
+                           f"{sum(mpi.values()):.6g} s")
+    return differences
+
+
+def main():
+    return check_calls.main_of_log_check("check_profile", __doc__.split("\n\n")[1], check,
+                                         dump_options=("--profile", "--json"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
