@@ -8,8 +8,9 @@ by this one, in turn, with the same launcher and arguments.
 
 Per program, rank count and precision, one CSV row: the bytes of the trace each build wrote, their
 ratio (after / before), and, from `rewrite-trace` of the after build's trace, the bytes the same
-trace takes without the time in calls: what the field itself costs, on the very same trace (the two
-builds' runs differ in their timings, and so in the computation groups the merge keeps).
+trace takes without the time in calls (format 18), without where the ranks' time went (format 19)
+and without both: what the fields themselves cost, on the very same trace (the two builds' runs
+differ in their timings, and so in the computation groups the merge keeps).
 """
 import argparse
 import csv
@@ -24,7 +25,7 @@ from mpi_launch import mpirun_command, run_job  # noqa: E402
 from trace_programs import shipped_runs  # noqa: E402
 
 FIELDS = ["program", "ranks", "precision", "bytes_before", "bytes_after", "ratio", "after_without_in_call",
-          "in_call_share"]
+          "in_call_share", "after_without_rank_times", "after_without_times", "times_share"]
 
 
 def first_runs(build):
@@ -48,12 +49,13 @@ def trace_bytes(build, mpirun, ranks, program, env, precision, trace, timeout):
     return trace.stat().st_size
 
 
-def without_in_call(after, trace):
+def without_fields(after, trace):
+    """The bytes of `trace` without the time in calls, without the ranks' times, without both."""
     done = subprocess.run([str(after / "bench" / "rewrite-trace"), str(trace)], capture_output=True, text=True)
     if done.returncode != 0:
         print(f"in_call_bytes.py: rewrite-trace {trace.name}: {done.stderr.strip()}", file=sys.stderr)
         return None
-    return int(done.stdout.splitlines()[1].split(",")[3])
+    return [int(column) for column in done.stdout.splitlines()[1].split(",")[3:6]]
 
 
 def main():
@@ -86,12 +88,17 @@ def main():
                     sizes[label] = trace_bytes(build, mpirun, ranks, program, env, precision, trace, args.timeout)
                 if None in sizes.values():
                     continue
-                without = without_in_call(after, traces / f"{name}-{ranks}-p{precision}-after.h")
+                trace = traces / f"{name}-{ranks}-p{precision}-after.h"
+                without_in_call, without_rank_times, without_times = without_fields(after, trace) or ("", "", "")
+                now = trace.stat().st_size
                 out.writerow({"program": name, "ranks": ranks, "precision": precision,
                               "bytes_before": sizes["before"], "bytes_after": sizes["after"],
                               "ratio": round(sizes["after"] / sizes["before"], 4),
-                              "after_without_in_call": without if without is not None else "",
-                              "in_call_share": round(sizes["after"] / without - 1, 4) if without else ""})
+                              "after_without_in_call": without_in_call,
+                              "in_call_share": round(now / without_in_call - 1, 4) if without_in_call else "",
+                              "after_without_rank_times": without_rank_times,
+                              "after_without_times": without_times,
+                              "times_share": round(now / without_times - 1, 4) if without_times else ""})
                 if args.csv:
                     print(f"# {name} at {ranks}, p = {precision}: {sizes['before']} -> {sizes['after']} bytes",
                           file=sys.stderr, flush=True)
