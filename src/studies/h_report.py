@@ -4,7 +4,8 @@ on, without the tools: a single self-contained file (inline SVG and CSS, no scri
 
     h-report TRACE [-o REPORT.html] [--h-dump PATH]
 
-The page shows, from `h-dump --json`, `h-dump --matrix --json` and `h-dump --calls --json`:
+The page shows, from `h-dump --json`, `h-dump --matrix --json`, `h-dump --calls --json` and
+`h-dump --profile --json`:
 
 1. the header: ranks, merge precision, histogram settings, seed, MPI library, command line, start
    time, the run's id and host, traced time, the file names the job used, and the trace's size; for a
@@ -17,11 +18,15 @@ The page shows, from `h-dump --json`, `h-dump --matrix --json` and `h-dump --cal
    (blocks of ranks above MAX_MATRIX_SIDE ranks), and the pairs with the most bytes as a table;
    collectives are not pairwise and are not in it;
 5. per rank, the calls of each MPI function the trace stands for (ranks with the same counts share
-   a row), and the calls per function for the whole job as a chart.
+   a row), and the calls per function for the whole job as a chart;
+6. where the time went: the least, mean and most over the ranks of each rank's time computing, in
+   MPI and in I/O (trace format 19) as a chart, and the call sites by their time inside calls as a
+   chart (the first MAX_SITE_BARS) and a table (the first MAX_SITE_ROWS).
 
 Numbers a program may want to read are in data- attributes: each heat-map cell has data-row (sender),
 data-column (receiver) and data-value (bytes); each pair row data-from, data-to, data-messages and
-data-bytes; each histogram figure its count, mean, min, max and their ranks.
+data-bytes; each histogram figure its count, mean, min, max and their ranks; each call-site row
+data-op, data-calls and data-seconds.
 
 The trace's JSON is read as h-dump writes it, its body one top-level event or loop at a time, keeping
 only what the page shows: a lossless trace of millions of events is hundreds of megabytes of JSON.
@@ -57,6 +62,8 @@ MAX_HISTOGRAMS = 200
 MAX_MATRIX_SIDE = 64
 MAX_PAIRS_LISTED = 100
 MAX_RANK_ROWS = 200
+MAX_SITE_BARS = 15
+MAX_SITE_ROWS = 100
 
 # Symbolic values keep their MPI names (the trace stores them as these negative numbers).
 PEER_ROLES = {"peer", "source", "root", "matched_peer", "cancelled_peer"}
@@ -580,7 +587,50 @@ def calls_section(calls):
             f'</table></div></section>')
 
 
-def report_html(trace_path, summary, matrix, calls):
+def profile_section(profile):
+    parts = ['<section id="profile"><h2>Where the time went</h2>']
+    times = profile["rank_times"]
+    if times is None:
+        parts.append('<p class="note">This trace has no time per rank (older than format 19, extrapolated, '
+                     'or not measured).</p>')
+    else:
+        labels, values = [], []
+        for name, title in (("computation", "computing"), ("mpi", "in MPI"), ("io", "in I/O")):
+            spread = times[name]
+            labels += [f"{title}: least (rank {spread['min_rank']})", f"{title}: mean",
+                       f"{title}: most (rank {spread['max_rank']})"]
+            values += [spread["min"], spread["mean"], spread["max"]]
+        parts.append('<p class="note">Each rank\'s time from MPI_Init to MPI_Finalize: the least, the mean and '
+                     'the most over the ranks, with the rank that had it. The share in MPI of the rank\'s own '
+                     f'time: least {times["mpi_share"]["min"]:.1%} (rank {times["mpi_share"]["min_rank"]}), mean '
+                     f'{times["mpi_share"]["mean"]:.1%}, most {times["mpi_share"]["max"]:.1%} '
+                     f'(rank {times["mpi_share"]["max_rank"]}).</p>')
+        parts.append("<figure>" + svg_charts.bar_chart("Time per rank", labels, values, unit="seconds",
+                                                       css_class="bar-chart rank-times-chart") + "</figure>")
+    timed = [site for site in profile["sites"] if site["seconds"] is not None]
+    if timed:
+        shown = timed[:MAX_SITE_BARS]
+        parts.append("<figure>" + svg_charts.bar_chart(
+            "Call sites by time in calls, all ranks", [f"{site['op']} @{site['site']}" for site in shown],
+            [site["seconds"] for site in shown], unit="seconds", colour=svg_charts.COLOURS[1],
+            css_class="bar-chart sites-chart") + "</figure>")
+    rows = "".join(
+        f'<tr class="site" data-op="{html.escape(site["op"])}" data-calls="{site["calls"]}" '
+        f'data-seconds="{site["seconds"] if site["seconds"] is not None else ""}">'
+        f'<td>{html.escape(site["site"])}</td><td>{html.escape(site["op"])}</td>'
+        f'<td class="number">{number(site["calls"])}</td>'
+        f'<td class="number">{"-" if site["seconds"] is None else number(site["seconds"])}</td>'
+        f'<td class="number">{number(site["bytes"])}</td><td class="number">{site["ranks"]}</td></tr>'
+        for site in profile["sites"][:MAX_SITE_ROWS])
+    note = (f"The first {MAX_SITE_ROWS} of {len(profile['sites'])} call sites; h-dump --profile --json has them all."
+            if len(profile["sites"]) > MAX_SITE_ROWS else "Every call site, by its total time inside calls.")
+    parts.append(f'<p class="note">{html.escape(note)}</p><div class="wide"><table class="sites"><tr><th>site</th>'
+                 f'<th>operation</th><th class="number">calls</th><th class="number">seconds in calls</th>'
+                 f'<th class="number">bytes</th><th class="number">ranks</th></tr>{rows}</table></div></section>')
+    return "".join(parts)
+
+
+def report_html(trace_path, summary, matrix, calls, profile):
     trace = summary.header
     totals = {"calls": sum(calls["operations"].values()),
               "messages": sum(p["messages"] for p in matrix["pairs"]),
@@ -598,6 +648,7 @@ def report_html(trace_path, summary, matrix, calls):
         histograms_section(summary),
         matrix_section(matrix, trace["precision"]),
         calls_section(calls),
+        profile_section(profile),
         "</body></html>",
         "",
     ])
@@ -619,7 +670,8 @@ def main(argv):
             summary = h_dump_trace(h_dump, args.trace)
             matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
             calls = h_dump_json(h_dump, ["--calls"], args.trace)
-            page = report_html(args.trace, summary, matrix, calls)
+            profile = h_dump_json(h_dump, ["--profile"], args.trace)
+            page = report_html(args.trace, summary, matrix, calls, profile)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as error:
             # h-dump's JSON is h-report's input too: one from another h-dump, or one that does not
             # hold what this h-report reads, is named, not a traceback.

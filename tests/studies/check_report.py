@@ -295,6 +295,24 @@ def check_ring(args, chromium, directory, failures):
                             "MPI_Recv and 1 MPI_Allreduce")
     if any(True for _ in section(root, "histograms").find_all("figure", "histogram")):
         failures.append("ring.html: a lossless ring trace shows histograms")
+    check_profile_pictures(root, failures)
+
+
+def check_profile_pictures(root, failures):
+    """The ring's profile: each site's calls as the program made them, and both charts drawn."""
+    profile = section(root, "profile")
+    calls = {}
+    for row in profile.find_all("tr", "site"):
+        calls[row.attributes["data-op"]] = calls.get(row.attributes["data-op"], 0) + float(row.attributes["data-calls"])
+    for op, expected in (("MPI_Send", RING_LAPS * RANKS), ("MPI_Recv", RING_LAPS * RANKS), ("MPI_Allreduce", RANKS)):
+        if calls.get(op) != expected:
+            failures.append(f"ring.html: the profile's sites call {op} {calls.get(op)} times, expected {expected}")
+    for chart, bars in (("rank-times-chart", 9), ("sites-chart", None)):
+        svg = profile.find("svg", chart)
+        values = [] if svg is None else [float(r.attributes["data-value"]) for r in svg.find_all("rect")
+                                         if "data-value" in r.attributes]
+        if not values or (bars is not None and len(values) != bars) or max(values) <= 0:
+            failures.append(f"ring.html: the profile's {chart} has bars {values}")
 
 
 def histograms_in(body):

@@ -50,9 +50,11 @@ def run(command):
         raise TestFailure(f"{' '.join(map(str, command))}: still running after {TIME_LIMIT} s")
 
 
-def fake_h_dump(directory, name, trace_json=None, matrix_json=None, calls_json=None, stderr=None):
-    """A stand-in h-dump printing the given bytes for --json, --matrix --json and --calls --json."""
-    for view, output in (("trace", trace_json), ("matrix", matrix_json), ("calls", calls_json)):
+def fake_h_dump(directory, name, trace_json=None, matrix_json=None, calls_json=None, stderr=None, profile_json=None):
+    """A stand-in h-dump printing the given bytes for --json, --matrix --json, --calls --json and
+    --profile --json (by default a profile of the valid trace's one site)."""
+    for view, output in (("trace", trace_json), ("matrix", matrix_json), ("calls", calls_json),
+                         ("profile", profile_json or encoded(PROFILE))):
         (directory / f"{name}.{view}").write_bytes(output or b"")
     script = directory / f"{name}-h-dump"
     script.write_text(f"""#!{sys.executable}
@@ -61,7 +63,8 @@ stderr = {stderr!r}
 if stderr is not None:
     sys.stderr.buffer.write(stderr)
     sys.exit(1)
-view = "matrix" if "--matrix" in sys.argv else "calls" if "--calls" in sys.argv else "trace"
+view = ("matrix" if "--matrix" in sys.argv else "calls" if "--calls" in sys.argv
+        else "profile" if "--profile" in sys.argv else "trace")
 with open({str(directory / name)!r} + "." + view, "rb") as output:
     sys.stdout.buffer.write(output.read())
 """)
@@ -85,6 +88,9 @@ MATRIX = {"ranks": 2, "pairs": [{"from": 0, "to": 1, "messages": 1, "bytes": 8},
 CALLS = {"ranks": 2, "by_rank": {"0": {"MPI_Send": {"calls": 1, "bytes": 8, "peers": {"1": 1}, "matched": {}}},
                                  "1": {"MPI_Send": {"calls": 1, "bytes": 8, "peers": {"0": 1}, "matched": {}}}},
          "operations": {"MPI_Send": 2}}
+PROFILE = {"ranks": 2, "traced_seconds": 0.5, "rank_times": None, "seconds_in_calls": 0,
+           "sites": [{"site": "0000005e", "op": "MPI_Send", "calls": 2, "in_call": None, "seconds": None, "bytes": 16,
+                      "ranks": 2}]}
 
 
 def encoded(value):
