@@ -1,0 +1,74 @@
+#!/usr/bin/env python3
+"""How close `h-dump --profile` comes to a program's own timers (issue 30): `load_imbalance` (rank 0
+computes SLOW ms per iteration, the others FAST ms, then all meet in an MPI_Allreduce; each rank
+logs the time it measured before and inside each call), traced at each rank count, several runs.
+
+    profile_accuracy.py --build BUILD [--ranks 2,4,8,16] [--runs 3] [--iterations 50] [--csv FILE]
+
+Per run and rank count, one CSV row per figure of the profile's time per rank (least, mean and most
+time in MPI and computation, and share in MPI): the profile's value, the program's (its ranks'
+sums of in_call_us and compute_us, and the first over both), and their relative difference.
+"""
+import argparse
+import csv
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tests" / "mpi"))
+from check_calls import read_call_logs  # noqa: E402
+from check_profile import logged_times  # noqa: E402
+from mpi_launch import mpirun_command, run_job  # noqa: E402
+
+FIELDS = ["ranks", "run", "figure", "profile", "program", "relative_difference"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=pathlib.Path, required=True)
+    parser.add_argument("--ranks", default="2,4,8,16")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--iterations", default="50")
+    parser.add_argument("--csv", type=pathlib.Path)
+    args = parser.parse_args()
+    build = args.build.resolve()
+    out = csv.DictWriter(open(args.csv, "w", newline="") if args.csv else sys.stdout, fieldnames=FIELDS)
+    out.writeheader()
+    differences = {}
+    for ranks in map(int, args.ranks.split(",")):
+        for run in range(args.runs):
+            with tempfile.TemporaryDirectory(prefix="h-trace-profile-") as scratch:
+                scratch = pathlib.Path(scratch)
+                (scratch / "logs").mkdir()
+                trace = scratch / "trace.h"
+                command = [str(build / "src" / "capture" / "h-trace"), str(build / "tests" / "mpi" / "load_imbalance"),
+                           args.iterations, "10", "2"]
+                status, _, stderr = run_job(mpirun_command("mpirun", ranks, command),
+                                            {"HTRACE_FILE": str(trace), "CALL_LOG_DIR": str(scratch / "logs")},
+                                            scratch, 600)
+                if status != 0:
+                    print(f"profile_accuracy.py: {ranks} ranks: status {status}: {stderr[-300:]}", file=sys.stderr)
+                    continue
+                profile = json.loads(subprocess.run([str(build / "src" / "trace" / "h-dump"), "--profile", "--json",
+                                                     str(trace)], capture_output=True, text=True, check=True).stdout)
+                mpi, computation, _ = logged_times(read_call_logs(scratch / "logs", ranks), ranks)
+            share = {rank: mpi[rank] / (mpi[rank] + computation[rank]) for rank in mpi}
+            for name, measured in (("mpi", mpi), ("computation", computation), ("mpi_share", share)):
+                spread = profile["rank_times"][name]
+                for key, value in (("min", min(measured.values())), ("mean", statistics.mean(measured.values())),
+                                   ("max", max(measured.values()))):
+                    difference = (spread[key] - value) / value
+                    differences.setdefault((ranks, f"{name} {key}"), []).append(abs(difference))
+                    out.writerow({"ranks": ranks, "run": run, "figure": f"{name} {key}", "profile": f"{spread[key]:.6g}",
+                                  "program": f"{value:.6g}", "relative_difference": f"{difference:.4f}"})
+    for (ranks, figure), values in differences.items():
+        print(f"# {ranks} ranks, {figure}: median |difference| {statistics.median(values):.2%}, "
+              f"worst {max(values):.2%} over {len(values)} runs", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
