@@ -93,6 +93,16 @@ std::optional<Histogram> histogram_read_back(const Histogram& h)
     return read.trace->body[0].event().params[0].value.histogram();
 }
 
+// Bytes of a trace file whose contents were edited, with the total size and the checksum made to
+// match them again.
+void fix_size_and_checksum(std::vector<uint8_t>& bytes)
+{
+    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
+    boost::crc_32_type crc;
+    crc.process_bytes(bytes.data(), bytes.size() - 4);
+    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+}
+
 }  // namespace
 
 TEST_CASE("a trace written and read back is equal to the original")
@@ -474,10 +484,7 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
     const auto at = std::search(bytes.begin(), bytes.end(), narrow.begin(), narrow.end());
     REQUIRE(at != bytes.end());
     bytes.insert(at + static_cast<std::ptrdiff_t>(narrow.size()), 4, 0);
-    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
-    boost::crc_32_type crc;
-    crc.process_bytes(bytes.data(), bytes.size() - 4);
-    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    fix_size_and_checksum(bytes);
     const DecodeResult read = decode_trace(bytes);
     REQUIRE(read.trace.has_value());
     const auto& params = read.trace->body.at(0).event().params;
@@ -652,10 +659,7 @@ TEST_CASE("an extrapolated trace's record is read back; a format 16 file has non
     REQUIRE((bytes[count_at] == 0 && bytes[count_at + 1] == 0));
     bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(count_at), bytes.begin() + static_cast<std::ptrdiff_t>(count_at + 2));
     bytes[16] = 16;
-    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
-    boost::crc_32_type crc;
-    crc.process_bytes(bytes.data(), bytes.size() - 4);
-    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    fix_size_and_checksum(bytes);
     const DecodeResult old = decode_trace(bytes);
     REQUIRE_MESSAGE(old.trace.has_value(), old.error);
     CHECK_FALSE(old.trace->header.extrapolated());
@@ -700,10 +704,7 @@ TEST_CASE("where the ranks' time went reads back within the 16-bit codes, the le
     REQUIRE(bytes[flag_at] == 0);
     bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(flag_at));
     bytes[16] = 18;
-    for (int i = 0; i < 8; ++i) bytes[8 + i] = static_cast<uint8_t>(bytes.size() >> (8 * i));
-    boost::crc_32_type crc;
-    crc.process_bytes(bytes.data(), bytes.size() - 4);
-    for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
+    fix_size_and_checksum(bytes);
     const DecodeResult old = decode_trace(bytes);
     REQUIRE_MESSAGE(old.trace.has_value(), old.error);
     CHECK_FALSE(old.trace->header.rank_times.has_value());
