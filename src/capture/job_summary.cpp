@@ -26,6 +26,7 @@ struct Subtree {
     std::map<int64_t, std::string> topologies;
     uint64_t ranks = 1;
     std::optional<RankTimes> rank_times;
+    std::map<uint64_t, SiteLocation> locations;
 
     void merge(const Subtree& other)
     {
@@ -36,6 +37,7 @@ struct Subtree {
         cancels_requests = cancels_requests || other.cancels_requests;
         for (size_t i = 0; i < counts.size() && i < other.counts.size(); ++i) counts[i] += other.counts[i];
         topologies.insert(other.topologies.begin(), other.topologies.end());
+        locations.insert(other.locations.begin(), other.locations.end());
     }
 };
 
@@ -44,7 +46,8 @@ constexpr size_t kRankSpreads = 5;
 std::array<RankSpread*, kRankSpreads> spreads_of(RankTimes& t) { return {&t.computation, &t.mpi, &t.io, &t.mpi_share, &t.io_share}; }
 
 // As it travels: the census's bytes, the slowest time, the cancels flag, the counts, the topologies,
-// the ranks and their times, if every rank measured them (trace/byte_message.hpp).
+// the ranks and their times, if every rank measured them, and the call sites' locations
+// (trace/byte_message.hpp).
 std::vector<uint8_t> encode(const Subtree& summary)
 {
     std::vector<uint8_t> out;
@@ -69,6 +72,12 @@ std::vector<uint8_t> encode(const Subtree& summary)
             put_u64(out, static_cast<uint64_t>(s->min_rank));
             put_u64(out, static_cast<uint64_t>(s->max_rank));
         }
+    }
+    put_u64(out, summary.locations.size());
+    for (const auto& [signature, location] : summary.locations) {
+        put_u64(out, signature);
+        put_text(out, location.module);
+        put_u64(out, location.address);
     }
     return out;
 }
@@ -126,6 +135,15 @@ std::optional<Subtree> decode(const std::vector<uint8_t>& bytes)
         out.rank_times = decode_rank_times(in);
         if (!out.rank_times) return std::nullopt;
     }
+    const auto locations = in.u64();
+    if (!locations) return std::nullopt;
+    for (uint64_t i = 0; i < *locations; ++i) {
+        const auto signature = in.u64();
+        auto module = in.text();
+        const auto address = in.u64();
+        if (!signature || !module || !address) return std::nullopt;
+        out.locations.emplace(*signature, SiteLocation{std::move(*module), *address});
+    }
     if (!in.done()) return std::nullopt;
     return out;
 }
@@ -158,6 +176,7 @@ JobSummary summarize_job(const RankSummary& mine, int rank, const MergeTree& tre
     subtree.counts = mine.counts;
     subtree.topologies = mine.topologies;
     subtree.rank_times = mine.rank_times;
+    subtree.locations = mine.locations;
     subtree = summarize_over_tree(std::move(subtree), tree);
 
     const MPI_Comm comm = tree.all;
@@ -185,6 +204,7 @@ JobSummary summarize_job(const RankSummary& mine, int rank, const MergeTree& tre
         out.counts = std::move(subtree.counts);
         out.topologies = std::move(subtree.topologies);
         out.rank_times = subtree.rank_times;
+        out.locations = std::move(subtree.locations);
     }
     return out;
 }

@@ -4,7 +4,7 @@
 // file_name keys: which patterns stand because at least two ranks derived them, and what each rank's
 // events must name instead where its own pattern does not, trace/file_names.hpp), the slowest rank's
 // traced time, whether any rank cancels requests; and for rank 0's header and end line, the
-// topologies, where the ranks' time went and the job's call counts. Where ranks outnumber cores each pass over every rank costs
+// topologies, where the ranks' time went, where the call sites are and the job's call counts. Where ranks outnumber cores each pass over every rank costs
 // milliseconds, so these travel together rather than in a collective each.
 
 #include "merge/radix_reduce.hpp"
@@ -27,6 +27,7 @@ struct RankSummary {
     std::vector<uint64_t> counts;  // summed over the ranks; the same length on every rank
     std::map<int64_t, std::string> topologies;
     std::optional<RankTimes> rank_times;  // this rank's alone (trace/rank_times.hpp)
+    std::map<uint64_t, SiteLocation> locations;  // of the call sites this rank unwound
 };
 
 struct AgreedFileNames {
@@ -44,6 +45,7 @@ struct JobSummary {
     std::vector<uint64_t> counts;   // at rank 0: each count summed over the ranks; elsewhere empty
     std::map<int64_t, std::string> topologies;  // at rank 0: every rank's; elsewhere empty
     std::optional<RankTimes> rank_times;         // at rank 0: over every rank; elsewhere empty
+    std::map<uint64_t, SiteLocation> locations;  // at rank 0: every rank's; elsewhere empty
 };
 
 // `rank`: the rank the file-name patterns were derived for (the world rank, which is its rank in

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>  // program_invocation_name
 #include <link.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +18,8 @@
 #include <cstring>
 #include <string_view>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <vector>
 
 namespace htrace::capture {
@@ -418,6 +421,44 @@ void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signatur
     }
 }
 
+// The executable's path: the loader gives it no name.
+const std::string& executable_path()
+{
+    static const std::string path = [] {
+        char buffer[4096];
+        const ssize_t length = readlink("/proc/self/exe", buffer, sizeof buffer - 1);
+        return length > 0 ? std::string(buffer, static_cast<size_t>(length))
+                          : std::string(program_invocation_name ? program_invocation_name : "");
+    }();
+    return path;
+}
+
+// Each signature's location, kept the first time its path is unwound (rare: a lock is cheap there).
+std::mutex locations_mutex;
+std::map<uint64_t, SiteLocation> locations;
+
+void remember_location(uint64_t signature, const std::vector<Frame>& frames)
+{
+    if (frames.empty()) return;
+    {
+        std::lock_guard lock(locations_mutex);
+        if (locations.contains(signature)) return;
+    }
+    // The call instruction, just before the return address; in the module's own addresses.
+    const uintptr_t call = frames[0].ip - 1;
+    Dl_info info{};
+    link_map* map = nullptr;
+    if (dladdr1(reinterpret_cast<void*>(call), &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 ||
+        map == nullptr) {
+        return;
+    }
+    SiteLocation location;
+    location.module = map->l_name && map->l_name[0] != '\0' ? std::string(map->l_name) : executable_path();
+    location.address = call - map->l_addr;
+    std::lock_guard lock(locations_mutex);
+    locations.emplace(signature, std::move(location));
+}
+
 // A path not in the cache: unwound, and remembered. Out of line, so that a cached path's call sets
 // up none of the unwinder's state.
 [[gnu::noinline]] uint64_t unwound_signature(CallSite site)
@@ -425,6 +466,7 @@ void remember(CallSite site, const std::vector<Frame>& frames, uint64_t signatur
     ++stats.misses;
     const std::vector<Frame> frames = application_frames(site);
     const uint64_t signature = signature_of(frames);
+    remember_location(signature, frames);
 #if defined(__x86_64__)
     remember(site, frames, signature);
 #endif
@@ -445,5 +487,11 @@ HTRACE_HOT uint64_t call_path_signature(CallSite site)
 }
 
 SignatureStats signature_stats() { return stats; }
+
+std::map<uint64_t, SiteLocation> site_locations()
+{
+    std::lock_guard lock(locations_mutex);
+    return locations;
+}
 
 }  // namespace htrace::capture

@@ -2,7 +2,10 @@
 // Call-site signatures: the application's return addresses above the wrapper, each taken relative
 // to the load address of its module (ASLR gives every process other raw addresses), hashed.
 
+#include "trace/site_location.hpp"
+
 #include <cstdint>
+#include <map>
 
 namespace htrace::capture {
 
@@ -27,6 +30,10 @@ struct SignatureStats {
     uint64_t misses = 0;
 };
 SignatureStats signature_stats();
+
+// Where each call path this process unwound was called from (its innermost frame), by the path's
+// signature: for h-dump --profile's file and line.
+std::map<uint64_t, SiteLocation> site_locations();
 
 // Frames of the application that count (the deeper ones are the same for every call).
 inline constexpr int kSignatureDepth = 8;

@@ -179,7 +179,8 @@ private:
     void add_request_free(RecordedCall& call, const CallArgs& args);
     void add_matched_receive(RecordedCall& call, const CallArgs& args, uint64_t present);
     void add_io(RecordedCall& call, const CallArgs& args, uint64_t present, int rc);
-    // The job's file names, topologies, slowest time and ranks' times come from rank 0's `job`.
+    // The job's file names, topologies, slowest time, ranks' times and call sites' locations come
+    // from rank 0's `job`.
     bool write_trace(Sequence merged, const JobSummary& job, MergeTime merge_time);
 
     // Application threads that call MPI at once (MPI_THREAD_MULTIPLE) take turns with it; the partial
@@ -583,6 +584,7 @@ HTRACE_COLD void Tracer::write_part(const std::string& reason)
     part.header.start_time = start_time_;
     part.header.traced_seconds = traced_ticks * per_tick;
     part.header.rank_times = own_rank_times(part.body, world_rank_);
+    part.locations = site_locations();
     part.header.run_id = run_id_;
     part.header.host = host_;
     const std::string error = write_trace_file(part_path(), part);
@@ -705,6 +707,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     summary.file_names = file_names_;
     summary.topologies = topologies_;
     summary.rank_times = own_rank_times(mine, world_rank_);
+    summary.locations = site_locations();
     JobSummary job = summarize_job(summary, world_rank_, merge_tree_);
     const double slowest = job.slowest_seconds;
     // Patterns only one rank derived give way to its literal names, in its events too, before the
@@ -794,6 +797,7 @@ HTRACE_COLD bool Tracer::write_trace(Sequence merged, const JobSummary& job, Mer
     trace.header.file_names = job.file_names.job_names;
     trace.header.topologies = job.topologies;
     trace.header.rank_times = job.rank_times;
+    trace.locations = job.locations;
     trace.header.run_id = run_id_;
     trace.header.host = host_;
     trace.body = std::move(merged);

@@ -711,6 +711,7 @@ ExtrapolationResult extrapolate(const std::vector<Trace>& inputs, const std::vec
             Trace out;
             out.body = extrapolator.sequence(bodies);
             out.header = extrapolator.header();
+            out.locations = traces.back()->locations;  // the same program: its call sites are where they were
             std::string from;
             for (size_t i = 0; i < traces.size(); ++i) {
                 from += (i == 0 ? "" : ", ") + sorted_names[i] + " (" + std::to_string(traces[i]->header.ranks) + " ranks)";

@@ -74,6 +74,7 @@ PartsMergeResult merge_parts(std::vector<Trace> parts, const std::vector<std::st
         merged.header.stops.insert(merged.header.stops.end(), part.header.stops.begin(), part.header.stops.end());
         merged.header.file_names.insert(part.header.file_names.begin(), part.header.file_names.end());
         merged.header.topologies.insert(part.header.topologies.begin(), part.header.topologies.end());
+        merged.locations.insert(part.locations.begin(), part.locations.end());
         merged.body = first ? std::move(part.body) : merge_ranks(std::move(merged.body), std::move(part.body), rule, cancels);
         first = false;
     }

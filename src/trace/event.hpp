@@ -3,6 +3,7 @@
 
 #include "trace/operation.hpp"
 #include "trace/rank_list.hpp"
+#include "trace/site_location.hpp"
 #include "trace/value.hpp"
 
 #include <algorithm>
@@ -336,6 +337,8 @@ inline std::string format_run_id(uint64_t id)
 struct Trace {
     TraceHeader header;
     Sequence body;
+    // By the events' signatures; a site may have none.
+    std::map<uint64_t, SiteLocation> locations;
     bool operator==(const Trace&) const = default;
 };
 

@@ -1,6 +1,7 @@
 #include "trace/trace_check.hpp"
 
 #include "trace/limits.hpp"
+#include "trace/render.hpp"
 #include "trace/topology.hpp"
 #include "trace/utf8.hpp"
 
@@ -470,6 +471,13 @@ std::optional<std::string> rank_run_problem(const RankRun& run, int64_t ranks)
 std::string check_trace(const Trace& trace)
 {
     if (auto problem = check_header(trace.header); !problem.empty()) return problem;
+    for (const auto& [signature, location] : trace.locations) {
+        if (auto problem = text_problem("the module of call site " + render_signature(signature), location.module,
+                                        kMostNameBytes);
+            !problem.empty()) {
+            return "corrupt: " + problem;
+        }
+    }
     return Checker(trace).run();
 }
 

@@ -484,6 +484,32 @@ public:
         }
     }
 
+    // Where the call sites are (format 20), after their times: the modules named once, in the
+    // order the sites first name them, then in the order of the signatures for each 0 (no
+    // location) or 1 + its module's index, and the address in the module.
+    void site_locations(const std::map<uint64_t, SiteLocation>& locations)
+    {
+        if (times_ == Times::exact) return;
+        std::vector<uint64_t> by_index(signature_index_.size());
+        for (const auto& [signature, index] : signature_index_) by_index[index] = signature;
+        std::map<std::string_view, size_t> module_index;
+        std::vector<std::string_view> modules;
+        std::vector<const SiteLocation*> found;
+        for (const uint64_t signature : by_index) {
+            const auto it = locations.find(signature);
+            found.push_back(it == locations.end() ? nullptr : &it->second);
+            if (found.back() && module_index.try_emplace(it->second.module, modules.size()).second) {
+                modules.push_back(it->second.module);
+            }
+        }
+        out_.unsigned_int(modules.size());
+        for (const std::string_view module : modules) out_.text(module);
+        for (const SiteLocation* location : found) {
+            out_.unsigned_int(location ? module_index.at(location->module) + 1 : 0);
+            if (location) out_.unsigned_int(location->address);
+        }
+    }
+
     // The minimum, maximum and standard deviation of times (format 18; trace/time_code.hpp), or one
     // byte where every call took as long.
     void spread(const TimeStats& t)
@@ -1027,6 +1053,32 @@ public:
         if (in_.ok()) give_site_times(seq, of_signature);
     }
 
+    // The table site_locations() wrote, by the signatures as read.
+    std::map<uint64_t, SiteLocation> site_locations()
+    {
+        std::map<uint64_t, SiteLocation> out;
+        if (times_ == Times::exact || version_ < 20) return out;
+        const uint64_t count = in_.unsigned_int();
+        // Each module is some site's: no more of them than sites.
+        if (count > signatures_.size()) {
+            in_.fail("corrupt: " + std::to_string(count) + " modules for " + std::to_string(signatures_.size()) + " call sites");
+            return out;
+        }
+        std::vector<std::string> modules;
+        for (uint64_t i = 0; i < count && in_.ok(); ++i) modules.push_back(in_.text(limits::kMostNameBytes));
+        for (size_t i = 0; i < signatures_.size() && in_.ok(); ++i) {
+            const uint64_t module = in_.unsigned_int();
+            if (module == 0) continue;
+            if (module > modules.size()) {
+                in_.fail("corrupt: call site " + std::to_string(i) + " names module " + std::to_string(module) + " of " +
+                         std::to_string(modules.size()));
+                break;
+            }
+            out[signatures_[i]] = {modules[module - 1], in_.unsigned_int()};
+        }
+        return out;
+    }
+
     // Bounds of the times, but for the mean's own rounding where every call took as long.
     void spread(TimeStats& t)
     {
@@ -1342,6 +1394,7 @@ std::vector<uint8_t> encode_trace(const Trace& trace, bool compress)
     body.sequence(trace.body);
     body.opaque_names();
     body.site_times();
+    body.site_locations(trace.locations);
     const std::vector<uint8_t> packed = compress ? compressed(payload.bytes(), trace.header.traced_seconds) : std::vector<uint8_t>{};
     // Beyond the ratio the reader takes, plain (a trace of the same few bytes over and over).
     const bool use_packed = !packed.empty() && packed.size() < payload.bytes().size() &&
@@ -1592,6 +1645,7 @@ DecodeResult decode(Input& input)
     trace.body = body.sequence();
     body.resolve_opaque_names(trace.body);
     body.resolve_site_times(trace.body);
+    trace.locations = body.site_locations();
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
     if (in.ok() && frame != nullptr) {
         // The frame must end where its contents did, and the file with it.

@@ -29,8 +29,9 @@ namespace htrace {
 // 17: for a trace h-extrap made, where it came from and its models (TraceHeader::extrapolation); 18:
 // the time inside each event's calls (Event::in_call, absent in older files), and the minimum,
 // maximum and deviation of both times as logarithmic codes (trace/time_code.hpp); 19: where each rank's
-// time went, spread over the ranks (TraceHeader::rank_times).
-inline constexpr uint32_t kTraceFormatVersion = 19;
+// time went, spread over the ranks (TraceHeader::rank_times); 20: where each call site is in the
+// program's code, after the body (Trace::locations).
+inline constexpr uint32_t kTraceFormatVersion = 20;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

@@ -7,6 +7,7 @@
 #include "support/trace_builders.hpp"
 #include "trace/file_names.hpp"
 #include "trace/limits.hpp"
+#include "trace/render.hpp"
 #include "trace/trace_file.hpp"
 
 #include <boost/crc.hpp>
@@ -178,6 +179,14 @@ TEST_CASE("text that is not valid UTF-8 is refused")
     t = good_trace();
     t.header.command_line = "./app \xc0\xaf";  // an overlong '/'
     CHECK(refusal(t) == "corrupt: header: command line is not valid UTF-8");
+}
+
+TEST_CASE("a call site's module that is not valid UTF-8 is refused")
+{
+    Trace t = good_trace();
+    t.locations[sends(t).signature] = {"/home/user/app_\xff", 0x1234};
+    CHECK(refusal(t) == "corrupt: the module of call site " + render_signature(sends(t).signature) +
+                            " is not valid UTF-8");
 }
 
 TEST_CASE("a small zstd frame that claims 4 GiB is refused without the memory being asked for")

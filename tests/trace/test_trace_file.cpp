@@ -103,6 +103,18 @@ void fix_size_and_checksum(std::vector<uint8_t>& bytes)
     for (int i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<uint8_t>(crc.checksum() >> (8 * i));
 }
 
+// What follows the header of a trace with nothing in its body: the body's count of nodes and of
+// opaque names, its count of modules (format 20) and the CRC.
+constexpr size_t kEmptyBodyBytes = 2 + 1 + 4;
+
+// An empty body's count of modules (0), which formats before 20 do not have.
+void drop_count_of_modules(std::vector<uint8_t>& bytes)
+{
+    const auto count = bytes.end() - 4 - 1;
+    REQUIRE(*count == 0);
+    bytes.erase(count);
+}
+
 }  // namespace
 
 TEST_CASE("a trace written and read back is equal to the original")
@@ -444,11 +456,11 @@ TEST_CASE("a compressed trace damaged behind an intact checksum says so")
 TEST_CASE("the completed sets of a file older than format 12 are read in today's form")
 {
     // Before 12 a single position was a bit mask: 4 named position 2, 2 position 1, 6 positions
-    // 1 and 2. Formats 11 to 19 differ in nothing else this trace holds (its histogram is not alike
+    // 1 and 2. Formats 11 to 20 differ in nothing else this trace holds (its histogram is not alike
     // on every rank, its event has no times, whose count has two flags from 18) but the signature's
     // width, the header's count of topologies (15), its run id, host and stops (16), its lines of
-    // extrapolation (17), the times in calls after the body (18) and whether the header has the
-    // ranks' times (19), so a file of today's format
+    // extrapolation (17), the times in calls after the body (18), whether the header has the
+    // ranks' times (19) and the call sites' locations after the body (20), so a file of today's format
     // relabelled 11, with its signature widened to 8 bytes and without those fields, is what a
     // build of format 11 wrote with these values.
     Trace t;
@@ -463,10 +475,10 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
                       {Role::completed_set, Value(std::vector<PerRankValue>{{2, RankList(0)}, {6, RankList(1)}})},
                       {Role::completed_set, Value(old_draws)}};
     // The header ends where a trace with nothing in its body ends, but for the body's count of nodes and
-    // of opaque names, and the CRC: its last 13 bytes are the count of topologies, the run id (8 bytes),
+    // of opaque names, its count of modules, and the CRC: its last 13 bytes are the count of topologies, the run id (8 bytes),
     // the host's length, the count of stops, the count of lines of extrapolation and the flag of the
     // ranks' times, all 0.
-    const size_t header_end = encode_trace(t, false).size() - 4 - 2;
+    const size_t header_end = encode_trace(t, false).size() - kEmptyBodyBytes;
     constexpr size_t kNewerHeaderBytes = 13;
     t.body = {Node{waitany}};
     std::vector<uint8_t> bytes = encode_trace(t, false);
@@ -474,10 +486,11 @@ TEST_CASE("the completed sets of a file older than format 12 are read in today's
     const auto newer = bytes.begin() + static_cast<std::ptrdiff_t>(header_end - kNewerHeaderBytes);
     REQUIRE(std::all_of(newer, newer + kNewerHeaderBytes, [](uint8_t b) { return b == 0; }));
     bytes.erase(newer, newer + kNewerHeaderBytes);
-    // Format 18's table of times in calls after the body: its one call site has none.
-    const auto site_times = bytes.end() - 4 - 2;
-    REQUIRE((site_times[0] == 0xff && site_times[1] == 0xff));
-    bytes.erase(site_times, site_times + 2);
+    // Format 18's table of times in calls and format 20's of locations after the body: its one call
+    // site has neither (no modules, then 0 for the site).
+    const auto site_tables = bytes.end() - 4 - 4;
+    REQUIRE((site_tables[0] == 0xff && site_tables[1] == 0xff && site_tables[2] == 0 && site_tables[3] == 0));
+    bytes.erase(site_tables, site_tables + 4);
     bytes[16] = 11;
     // The signature 'w', new (index 0), in 4 bytes: 0, 'w', 0, 0, 0.
     const std::vector<uint8_t> narrow{0, 'w', 0, 0, 0};
@@ -639,6 +652,51 @@ TEST_CASE("the run's id and host, and an incomplete trace's stops, are read back
     CHECK(format_run_id(1) == "0000000000000001");
 }
 
+TEST_CASE("call sites' locations read back by their signatures, a module named once; format 19 has none")
+{
+    Trace t = sample_trace();
+    // 's' and 'b' in the executable, 'w' in a library, the rest nowhere.
+    t.locations = {{'s', {"/home/user/app", 0x1a2b}}, {'b', {"/home/user/app", 0x40}},
+                   {'w', {"/usr/lib/libsolver.so", 0x7f00}}};
+    const std::vector<uint8_t> bytes = encode_trace(t, false);
+    const DecodeResult read = decode_trace(bytes);
+    REQUIRE_MESSAGE(read.trace.has_value(), read.error);
+    CHECK(read.trace->locations == t.locations);
+    const std::string text(bytes.begin(), bytes.end());
+    const auto occurrences = [&](const std::string& s) {
+        size_t n = 0;
+        for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at + 1)) ++n;
+        return n;
+    };
+    CHECK(occurrences("/home/user/app") == 1);
+    CHECK(occurrences("/usr/lib/libsolver.so") == 1);
+
+    // A site that names a module the table does not have is refused.
+    Trace one_site;
+    one_site.header = t.header;
+    one_site.body = {Node{test::call('s', 8, 0)}};
+    std::vector<uint8_t> empty_sites = encode_trace(one_site, false);
+    const auto site = empty_sites.end() - 4 - 1;  // the one site's module, before the CRC
+    REQUIRE(*site == 0);
+    *site = 1;
+    fix_size_and_checksum(empty_sites);
+    const DecodeResult bad = decode_trace(empty_sites);
+    CHECK_FALSE(bad.trace.has_value());
+    CHECK(bad.error.find("corrupt: call site 0 names module 1 of 0") == 0);
+
+    // Format 19 ends the file before the count of modules: today's file without it, relabelled 19,
+    // is what a build of format 19 wrote.
+    Trace plain;
+    plain.header.ranks = 2;
+    std::vector<uint8_t> old_bytes = encode_trace(plain, false);
+    drop_count_of_modules(old_bytes);
+    old_bytes[16] = 19;
+    fix_size_and_checksum(old_bytes);
+    const DecodeResult old = decode_trace(old_bytes);
+    REQUIRE_MESSAGE(old.trace.has_value(), old.error);
+    CHECK(old.trace->locations.empty());
+}
+
 TEST_CASE("an extrapolated trace's record is read back; a format 16 file has none")
 {
     Trace t = sample_trace();
@@ -650,14 +708,15 @@ TEST_CASE("an extrapolated trace's record is read back; a format 16 file has non
     CHECK_FALSE(sample_trace().header.extrapolated());
 
     // Format 16 ends the header where 17 writes the count of lines (0 here) and 19 whether it has
-    // the ranks' times (0): today's file without those bytes, relabelled 16, is what a build of
-    // format 16 wrote.
+    // the ranks' times (0), and has no count of modules after the body (20): today's file without
+    // those bytes, relabelled 16, is what a build of format 16 wrote.
     Trace plain;
     plain.header.ranks = 2;
     std::vector<uint8_t> bytes = encode_trace(plain, false);
-    const size_t count_at = bytes.size() - 4 - 2 - 2;  // before the body's two counts and the CRC
+    const size_t count_at = bytes.size() - kEmptyBodyBytes - 2;
     REQUIRE((bytes[count_at] == 0 && bytes[count_at + 1] == 0));
     bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(count_at), bytes.begin() + static_cast<std::ptrdiff_t>(count_at + 2));
+    drop_count_of_modules(bytes);
     bytes[16] = 16;
     fix_size_and_checksum(bytes);
     const DecodeResult old = decode_trace(bytes);
@@ -695,14 +754,15 @@ TEST_CASE("where the ranks' time went reads back within the 16-bit codes, the le
         }
     }
 
-    // Format 19 ends the header with whether it has them (0 here): today's file without that byte,
-    // relabelled 18, is what a build of format 18 wrote.
+    // Format 19 ends the header with whether it has them (0 here), and 20 counts modules after the
+    // body: today's file without those bytes, relabelled 18, is what a build of format 18 wrote.
     Trace plain;
     plain.header.ranks = 2;
     std::vector<uint8_t> bytes = encode_trace(plain, false);
-    const size_t flag_at = bytes.size() - 4 - 2 - 1;  // before the body's two counts and the CRC
+    const size_t flag_at = bytes.size() - kEmptyBodyBytes - 1;
     REQUIRE(bytes[flag_at] == 0);
     bytes.erase(bytes.begin() + static_cast<std::ptrdiff_t>(flag_at));
+    drop_count_of_modules(bytes);
     bytes[16] = 18;
     fix_size_and_checksum(bytes);
     const DecodeResult old = decode_trace(bytes);
