@@ -45,9 +45,14 @@ meson compile -C "$fuzz_build" fuzz-read fuzz-text fuzz-json fuzz-calls fuzz-seq
 [ $fuzzing -eq 0 ] || { echo "fuzzing failed"; status=1; }
 python3 - "${logs[@]}" <<'PY'
 import json, sys
-results = [json.loads(line)["result"] for log in sys.argv[1:] for line in open(log) if line.strip()]
+tests = [(log, json.loads(line)) for log in sys.argv[1:] for line in open(log) if line.strip()]
+results = [test["result"] for _, test in tests]
 passed = sum(r == "OK" for r in results)
 skipped = sum(r == "SKIP" for r in results)
+# Named, so that a failure that does not come back can still be looked for.
+for log, test in tests:
+    if test["result"] not in ("OK", "SKIP"):
+        print(f"failed: {test['name']} ({test['result']}, {log})")
 print(f"{passed} passed, {len(results) - passed - skipped} failed, {skipped} skipped")
 PY
 exit $status
