@@ -587,6 +587,21 @@ def calls_section(calls):
             f'</table></div></section>')
 
 
+def site_place(site):
+    """Where a call site is in the code: file:line where h-dump resolved it, else module+address."""
+    location = site.get("location")
+    if not location:
+        return "-"
+    if location.get("file"):
+        return f"{pathlib.PurePath(location['file']).name}:{location['line']}"
+    return f"{pathlib.PurePath(location['module']).name}+{location['address']}"
+
+
+def site_label(site):
+    place = site_place(site)
+    return f"{site['op']} @{site['site']}" + ("" if place == "-" else f" {place}")
+
+
 def profile_section(profile):
     parts = ['<section id="profile"><h2>Where the time went</h2>']
     times = profile["rank_times"]
@@ -611,7 +626,7 @@ def profile_section(profile):
     if timed:
         shown = timed[:MAX_SITE_BARS]
         parts.append("<figure>" + svg_charts.bar_chart(
-            "Call sites by time in calls, all ranks", [f"{site['op']} @{site['site']}" for site in shown],
+            "Call sites by time in calls, all ranks", [site_label(site) for site in shown],
             [site["seconds"] for site in shown], unit="seconds", colour=svg_charts.COLOURS[1],
             css_class="bar-chart sites-chart") + "</figure>")
     rows = "".join(
@@ -620,13 +635,15 @@ def profile_section(profile):
         f'<td>{html.escape(site["site"])}</td><td>{html.escape(site["op"])}</td>'
         f'<td class="number">{number(site["calls"])}</td>'
         f'<td class="number">{"-" if site["seconds"] is None else number(site["seconds"])}</td>'
-        f'<td class="number">{number(site["bytes"])}</td><td class="number">{site["ranks"]}</td></tr>'
+        f'<td class="number">{number(site["bytes"])}</td><td class="number">{site["ranks"]}</td>'
+        f'<td>{html.escape(site_place(site))}</td></tr>'
         for site in profile["sites"][:MAX_SITE_ROWS])
     note = (f"The first {MAX_SITE_ROWS} of {len(profile['sites'])} call sites; h-dump --profile --json has them all."
             if len(profile["sites"]) > MAX_SITE_ROWS else "Every call site, by its total time inside calls.")
     parts.append(f'<p class="note">{html.escape(note)}</p><div class="wide"><table class="sites"><tr><th>site</th>'
                  f'<th>operation</th><th class="number">calls</th><th class="number">seconds in calls</th>'
-                 f'<th class="number">bytes</th><th class="number">ranks</th></tr>{rows}</table></div></section>')
+                 f'<th class="number">bytes</th><th class="number">ranks</th><th>where</th></tr>{rows}</table></div>'
+                 '</section>')
     return "".join(parts)
 
 

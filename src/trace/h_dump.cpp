@@ -22,7 +22,9 @@ constexpr const char* kUsage =
     "                collectives left out), with --json as JSON\n"
     "  --profile     where the time went: the job's time, each rank's time computing, in MPI and in\n"
     "                I/O (least, mean, most, and which rank), and the call sites by their time in calls,\n"
-    "                with --json as JSON (every site)\n"
+    "                with --json as JSON (every site). A site's source file and line come from the\n"
+    "                program's debug information by addr2line when the binary is still where it ran;\n"
+    "                its module and address otherwise\n"
     "  --top N       the most call sites --profile lists (default 20)\n"
     "  --max-calls N the most calls --sequence prints, and the most any view visits one by one\n"
     "                (default 100000000): a view that would need more says so and prints nothing\n";
@@ -102,8 +104,9 @@ int main(int argc, char** argv)
             error = json ? htrace::render_matrix_json(std::cout, trace, max_calls)
                          : htrace::render_matrix(std::cout, trace, max_calls);
         } else if (profile) {
-            error = json ? htrace::render_profile_json(std::cout, trace, max_calls)
-                         : htrace::render_profile(std::cout, trace, top, max_calls);
+            const htrace::SourceLines source_lines = htrace::resolve_source_lines(trace.locations);
+            error = json ? htrace::render_profile_json(std::cout, trace, max_calls, source_lines)
+                         : htrace::render_profile(std::cout, trace, top, max_calls, source_lines);
         } else if (calls) {
             error = json ? htrace::render_call_counts_json(std::cout, trace, max_calls)
                          : htrace::render_call_counts(std::cout, trace, max_calls);

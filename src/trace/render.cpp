@@ -887,9 +887,48 @@ std::string rank_time_line(const char* name, const RankSpread& spread, bool shar
     return text;
 }
 
+std::string base_name(const std::string& path)
+{
+    const size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// Where a site is, for the text: its source line (and function) where resolved, else its module and
+// address, else "-" (a site named by Python's frames, or a trace older than format 20).
+std::string site_place(uint64_t signature, const Trace& trace, const SourceLines& source_lines)
+{
+    if (const auto line = source_lines.find(signature); line != source_lines.end()) {
+        const SourceLine& at = line->second;
+        return base_name(at.file) + ":" + std::to_string(at.line) + (at.function.empty() ? "" : " (" + at.function + ")");
+    }
+    if (const auto location = trace.locations.find(signature); location != trace.locations.end()) {
+        char address[24];
+        std::snprintf(address, sizeof address, "+0x%" PRIx64, location->second.address);
+        return base_name(location->second.module) + address;
+    }
+    return "-";
+}
+
+std::string json_site_location(uint64_t signature, const Trace& trace, const SourceLines& source_lines)
+{
+    const auto location = trace.locations.find(signature);
+    if (location == trace.locations.end()) return "null";
+    char address[24];
+    std::snprintf(address, sizeof address, "0x%" PRIx64, location->second.address);
+    std::string json = "{\"module\": " + json_string(location->second.module) + ", \"address\": \"" + address + "\"";
+    if (const auto line = source_lines.find(signature); line != source_lines.end()) {
+        json += ", \"file\": " + json_string(line->second.file) + ", \"line\": " + std::to_string(line->second.line) +
+                ", \"function\": " + (line->second.function.empty() ? "null" : json_string(line->second.function));
+    } else {
+        json += ", \"file\": null, \"line\": null, \"function\": null";
+    }
+    return json + "}";
+}
+
 }  // namespace
 
-RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, uint64_t max_calls)
+RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, uint64_t max_calls,
+                           const SourceLines& source_lines)
 {
     Profile profile;
     if (RenderError error = make_profile(trace, max_calls, profile); !error.empty()) return error;
@@ -913,26 +952,27 @@ RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, ui
     out << "\ncall sites by their time in calls, all ranks (" << std::min(top, profile.sites.size()) << " of "
         << profile.sites.size() << ")\n";
     char line[256];
-    std::snprintf(line, sizeof line, "%-8s %-26s %12s %12s %7s %11s %11s %11s %14s %6s\n", "site", "operation", "calls",
-                  "seconds", "share", "mean", "min", "max", "bytes", "ranks");
+    std::snprintf(line, sizeof line, "%-8s %-26s %12s %12s %7s %11s %11s %11s %14s %6s  %s\n", "site", "operation",
+                  "calls", "seconds", "share", "mean", "min", "max", "bytes", "ranks", "where");
     out << line;
     for (size_t i = 0; i < profile.sites.size() && i < top; ++i) {
         const SiteProfile& site = profile.sites[i];
         const bool timed = site.in_call.count > 0;
         const auto shown = [&](double value) { return timed ? format_double(value) : std::string("-"); };
         const std::string name(operation_name(site.op));
-        std::snprintf(line, sizeof line, "%-8s %-26s %12s %12s %7s %11s %11s %11s %14s %6zu\n",
+        std::snprintf(line, sizeof line, "%-8s %-26s %12s %12s %7s %11s %11s %11s %14s %6zu  ",
                       render_signature(site.signature).c_str(), name.c_str(), site.calls.to_string().c_str(),
                       shown(site.in_call.total()).c_str(),
                       timed && profile.seconds_in_calls > 0 ? percent(site.in_call.total() / profile.seconds_in_calls).c_str() : "-",
                       shown(site.in_call.mean).c_str(), shown(site.in_call.min).c_str(), shown(site.in_call.max).c_str(),
                       site.bytes.to_string().c_str(), site.ranks());
-        out << line;
+        out << line << site_place(site.signature, trace, source_lines) << '\n';
     }
     return {};
 }
 
-RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t max_calls)
+RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t max_calls,
+                                const SourceLines& source_lines)
 {
     Profile profile;
     if (RenderError error = make_profile(trace, max_calls, profile); !error.empty()) return error;
@@ -946,7 +986,8 @@ RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t 
             << ", \"op\": " << json_string(operation_name(site.op)) << ", \"calls\": " << site.calls.to_string()
             << ", \"in_call\": " << (site.in_call.count > 0 ? json_time(site.in_call) : "null")
             << ", \"seconds\": " << (site.in_call.count > 0 ? format_double(site.in_call.total()) : "null")
-            << ", \"bytes\": " << site.bytes.to_string() << ", \"ranks\": " << site.ranks() << "}";
+            << ", \"bytes\": " << site.bytes.to_string() << ", \"ranks\": " << site.ranks()
+            << ", \"location\": " << json_site_location(site.signature, trace, source_lines) << "}";
     }
     out << "]}\n";
     return {};

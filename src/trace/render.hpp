@@ -2,6 +2,7 @@
 // The trace as readable, diffable text (h-dump), and as JSON (h-dump --json).
 
 #include "trace/event.hpp"
+#include "trace/source_lines.hpp"
 
 #include <cstdint>
 #include <map>
@@ -81,9 +82,12 @@ RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t m
 // An mpiP-style profile from the trace alone (h-dump --profile): the job's time, where each rank's
 // went (least, mean and most over the ranks, with which rank: TraceHeader::rank_times), and the call
 // sites by their total time inside calls, most first, with calls, bytes and how many ranks called
-// there; text shows the first `top` sites, JSON all.
-RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, uint64_t max_calls = kDefaultMaxCalls);
-RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls);
+// there, and where each site is in the code: its source line where `source_lines` has it
+// (resolve_source_lines), its module and address otherwise; text shows the first `top` sites, JSON all.
+RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, uint64_t max_calls = kDefaultMaxCalls,
+                           const SourceLines& source_lines = {});
+RenderError render_profile_json(std::ostream& out, const Trace& trace, uint64_t max_calls = kDefaultMaxCalls,
+                                const SourceLines& source_lines = {});
 
 // `s` as a JSON string: quotes, backslashes and control characters escaped, and each byte that is not
 // part of valid UTF-8 (a file name of any bytes, a damaged header) replaced by U+FFFD.

@@ -11,8 +11,11 @@ be the program's within TOLERANCE (10%) plus SLACK (1 ms, 1% for shares: the cal
 not time, MPI_Comm_rank and the like, and its logging between calls); the ranks the profile names as
 least and most must have logged that value within the same bounds (two ranks may tie). The call
 site of the logged function must count the calls the program logged, and their time in calls must
-be the sum of in_call_us within the same bounds.
+be the sum of in_call_us within the same bounds, and where the program logged its call's source
+(source_file=, source_line=) the site's location must be that file (by its last component) and line:
+the tracer kept the call's address, and h-dump found the line in the binary's debug information.
 Exit status: 0 all agree, 1 a difference, 2 cannot compare."""
+import pathlib
 import statistics
 import sys
 
@@ -76,7 +79,24 @@ def check(profile, logs, ranks):
     if site["seconds"] is None or not close(site["seconds"], sum(mpi.values()), "seconds"):
         differences.append(f"{function}: the profile has {site['seconds']} s in its calls, the program measured "
                            f"{sum(mpi.values()):.6g} s")
-    return differences
+    return differences + source_differences(site, logs, function)
+
+
+def source_differences(site, logs, function):
+    logged = {(pathlib.PurePath(call.fields["source_file"]).name, int(call.fields["source_line"]))
+              for calls in logs.values() for call in calls
+              if call.function == function and "source_file" in call.fields and "source_line" in call.fields}
+    if not logged:
+        return []
+    if len(logged) != 1:
+        raise CannotCompare(f"{function}: the program logged more than one source line: {sorted(logged)}")
+    expected = logged.pop()
+    location = site.get("location") or {}
+    found = (pathlib.PurePath(location["file"]).name if location.get("file") else None, location.get("line"))
+    if found != expected:
+        return [f"{function}: the profile puts the call site at {found[0]}:{found[1]} (location {location}), "
+                f"the program's call is at {expected[0]}:{expected[1]}"]
+    return []
 
 
 def main():

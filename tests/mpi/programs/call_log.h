@@ -108,6 +108,13 @@ static inline void call_log_field(const char *key, long long value)
         fprintf(call_log_file, " %s=%lld", key, value);
 }
 
+/* Where in the program's source the call is: the file as the compiler was given it (__FILE__) and the
+ * call's line (tests/mpi/check_profile.py compares them with the profile's). */
+static inline void call_log_source(const char *file, int line)
+{
+    fprintf(call_log_file, " source_file=%s source_line=%d", file, line);
+}
+
 static inline void call_log_end(void)
 {
     fputc('\n', call_log_file);

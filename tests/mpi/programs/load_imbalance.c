@@ -40,11 +40,13 @@ int main(int argc, char **argv)
         const double entered = MPI_Wtime();
         const double computed = entered - returned;
         double sum = 0;
+        const int allreduce_line = __LINE__ + 1;
         MPI_Allreduce(&partial, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         returned = MPI_Wtime();
         if (call_log_begin("MPI_Allreduce", sizeof(double), 0, NULL, 0, NULL)) {
             call_log_field("compute_us", (long long)(computed * 1e6));
             call_log_field("in_call_us", (long long)((returned - entered) * 1e6));
+            call_log_source(__FILE__, allreduce_line);
             call_log_end();
         }
         checksum += sum > 0 ? 1 : 0;
