@@ -107,7 +107,7 @@ def one_case(args, name, ranks, simulated, scratch):
     if done.returncode != 0:
         row["outcome"] = done.stderr.strip().replace(",", ";")
         return row
-    h_dump = str(args.build / "src" / "trace" / "h-dump")
+    h_dump = str(args.build / "h-dump")
     comparison = Comparison(0.05)
     comparison.sequence(dump(h_dump, traced)["body"], dump(h_dump, extrapolated)["body"], "body")
     row.update(outcome="written", same_events=comparison.structural == 0,

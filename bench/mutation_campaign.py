@@ -160,7 +160,7 @@ def main():
     parser.add_argument("--csv", type=pathlib.Path)
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    h_dump = (args.build / "src" / "trace" / "h-dump").resolve()
+    h_dump = (args.build / "h-dump").resolve()
     h_report = pathlib.Path(__file__).resolve().parent.parent / "src" / "studies" / "h_report.py"
     h_replay = (args.build / "src" / "replay" / "h-replay").resolve()
     sources = []

@@ -59,7 +59,7 @@ def main():
     parser.add_argument("program", nargs="*")
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
-    h_trace, h_dump = build / "src/capture/h-trace", build / "src/trace/h-dump"
+    h_trace, h_dump = build / "src/capture/h-trace", build / "h-dump"
     replays = dict(r.split("=", 1) for r in args.replay) or {"build": str(build / "src/replay/h-replay")}
     program = args.program or [str(build / "tests/mpi/polled_collectives"), "200"]
     print("| ranks | run | collective | program | " + " | ".join(f"{name} (share)" for name in replays) + " |")

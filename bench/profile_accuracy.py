@@ -52,7 +52,7 @@ def main():
                 if status != 0:
                     print(f"profile_accuracy.py: {ranks} ranks: status {status}: {stderr[-300:]}", file=sys.stderr)
                     continue
-                profile = json.loads(subprocess.run([str(build / "src" / "trace" / "h-dump"), "--profile", "--json",
+                profile = json.loads(subprocess.run([str(build / "h-dump"), "--profile", "--json",
                                                      str(trace)], capture_output=True, text=True, check=True).stdout)
                 mpi, computation, _ = logged_times(read_call_logs(scratch / "logs", ranks), ranks)
             share = {rank: mpi[rank] / (mpi[rank] + computation[rank]) for rank in mpi}

@@ -42,7 +42,7 @@ def main():
     parser.add_argument("--calls", type=int, default=20000)
     args = parser.parse_args()
     build = pathlib.Path(args.build).resolve()
-    launcher, h_dump = str(build / "src/capture/h-trace"), str(build / "src/trace/h-dump")
+    launcher, h_dump = str(build / "src/capture/h-trace"), str(build / "h-dump")
     libraries = {"before": str(pathlib.Path(args.before).resolve()), "after": str(build / "src/capture/libhtrace.so")}
     with tempfile.TemporaryDirectory() as scratch:
         trace = pathlib.Path(scratch) / "trace.h"

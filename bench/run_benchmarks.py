@@ -118,7 +118,7 @@ def io(build):
             # A directory per run: checkpoint checks its shared file's size, which an earlier run's would spoil.
             with tempfile.TemporaryDirectory() as scratch:
                 size, _ = traced_bytes(build, program, args, ranks, 100, scratch)
-                dump = subprocess.run([str(build / "src/trace/h-dump"), str(pathlib.Path(scratch) / f"{program}-{ranks}-100.h")],
+                dump = subprocess.run([str(build / "h-dump"), str(pathlib.Path(scratch) / f"{program}-{ranks}-100.h")],
                                       capture_output=True, text=True, check=True).stdout
                 rows.append((program, ranks, size, sum(1 for line in dump.splitlines() if IO_EVENT.match(line))))
     write_csv("io_trace_bytes", ["program", "ranks", "bytes", "io_events"], rows)
@@ -143,7 +143,7 @@ def sweep(build):
     with tempfile.TemporaryDirectory() as scratch:
         run = subprocess.run([sys.executable, str(ROOT / "src/studies/h_sweep.py"), "-np", "32", "--output-dir", scratch,
                               "--mpirun-arg=--oversubscribe", "--h-trace", str(build / "src/capture/h-trace"),
-                              "--h-replay", str(build / "src/replay/h-replay"), "--h-dump", str(build / "src/trace/h-dump"),
+                              "--h-replay", str(build / "src/replay/h-replay"), "--h-dump", str(build / "h-dump"),
                               "--", str(build / "tests/mpi/convergence"), "10"], env=ENV, capture_output=True, text=True)
         print(run.stdout + run.stderr)
         if run.returncode != 0:
@@ -361,7 +361,7 @@ def last_line(text):
 def h_dump_without_times(build, trace):
     """The trace's events as h-dump prints them, without the header and the compute times: equal for two
     traces exactly when they stand for the same calls."""
-    dump = subprocess.run([str(build / "src/trace/h-dump"), str(trace)], capture_output=True, text=True,
+    dump = subprocess.run([str(build / "h-dump"), str(trace)], capture_output=True, text=True,
                           check=True).stdout
     body = dump.split("\n\n", 1)[1] if "\n\n" in dump else dump
     return re.sub(r" compute=\S+( by_rank=\{[^}]*\})?", "", body)
@@ -464,7 +464,7 @@ def trace_real(build, program, args, ranks, precision, scratch, timeout):
     # (its checksum is checked), and the row says so.
     launcher = re.search(r"^mpirun has exited due to .*$", stdout + stderr, re.MULTILINE)
     if status is not None and trace.is_file() and output and launcher and subprocess.run(
-            [str(build / "src/trace/h-dump"), str(trace)], capture_output=True).returncode == 0:
+            [str(build / "h-dump"), str(trace)], capture_output=True).returncode == 0:
         result["note"] = f"mpirun exit status {status} after the trace was written: '{launcher[0].strip()} ...'"
         return result
     return {"error": f"tracing: exit status {status}: {last_line(stderr) or last_line(stdout)}", "wall": wall}
@@ -703,7 +703,7 @@ def compression(build, rank_counts=None, programs=None, output=None, keep=None):
                     print(f"{program} {ranks}: failed: {str(failure)[:300]}", flush=True)
                     rows.append((program, ranks, " ".join(args), "failed", "", "", ""))
                     continue
-                sequence = subprocess.run([str(build / "src/trace/h-dump"), "--sequence",
+                sequence = subprocess.run([str(build / "h-dump"), "--sequence",
                                            str(pathlib.Path(scratch) / f"{program}-{ranks}-100.h")],
                                           capture_output=True, check=True).stdout
                 xz = len(subprocess.run(["xz", "-9", "-c"], input=sequence, capture_output=True, check=True).stdout)

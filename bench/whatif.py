@@ -35,7 +35,7 @@ HEADER = ["program", "ranks", "platform", "predicted_s", "simulation_wall_s", "p
 def whatif(build, trace, directory, extra=()):
     """h-whatif on the shipped platforms; returns {platform name: CSV row}."""
     command = [sys.executable, str(ROOT / "src/studies/h_whatif.py"), "--output-dir", str(directory),
-               "--h-replay-smpi", str(build / "src/replay/h-replay-smpi"), "--h-dump", str(build / "src/trace/h-dump"),
+               "--h-replay-smpi", str(build / "src/replay/h-replay-smpi"), "--h-dump", str(build / "h-dump"),
                *extra, str(trace)] + [str(ROOT / "platforms" / name) for name in PLATFORMS]
     print("$ " + " ".join(command), flush=True)
     if subprocess.run(command).returncode != 0:

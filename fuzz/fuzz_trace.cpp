@@ -7,7 +7,9 @@
 // The harness writes the size field and the checksum of each input as they should be before reading
 // it, as a damaged file made to pass the integrity check would have them: otherwise nearly every
 // mutation would stop there (tests/trace covers those checks).
+#include "replay/expected_timeline.hpp"
 #include "replay/schedule.hpp"
+#include "timeline/chrome_trace.hpp"
 #include "trace/render.hpp"
 #include "trace/trace_check.hpp"
 #include "trace/trace_file.hpp"
@@ -39,6 +41,7 @@ constexpr int32_t kMostFuzzedRanks = 1024;
 // make them (0.1 s natively for 4,500 calls, 2.6 s under the sanitizers; bench/RESULTS.md), so
 // the schedule harness takes smaller walks.
 constexpr uint64_t kMostFuzzedScheduleSteps = uint64_t{1} << 14;
+constexpr int32_t kMostFuzzedTimelineRanks = 16;
 
 // Keeps the optimizer from dropping what a consumer made.
 volatile size_t sink_size = 0;
@@ -99,6 +102,12 @@ void consume(const Trace& trace)
                 replay::generate_schedule(trace, trace.header.seed, rank, count, {mode, true});
             }
             sink_size = calls;
+        }
+        // The timeline h-dump --chrome-trace lays out: every rank's schedule, so on few ranks only.
+        if (trace.header.ranks <= kMostFuzzedTimelineRanks) {
+            timeline::ChromeTraceWriter writer(out, trace.header.command_line);
+            replay::write_expected_timeline(trace, kMostFuzzedWalkSteps, writer);
+            sink_size += counted.written;
         }
         break;
     }

@@ -6,9 +6,10 @@ set -euo pipefail
 # libzstd-dev: trace files are compressed with zstd (zstd: the fuzzing corpus's plain seeds).
 # clang-14, libclang-rt-14-dev: libFuzzer and the sanitizers of the fuzzing build (fuzz/).
 # python3-mpi4py: the Python program of tests/mpi/check_python.py (built on Open MPI, for /usr/bin/python3).
+# libotf2-trace-dev, otf2-tools: OTF2 archives of timelines (h-replay/h-dump --otf2) and otf2-print for their tests.
 packages=(build-essential gfortran meson ninja-build pkg-config python3
           openmpi-bin libopenmpi-dev mpich libmpich-dev libboost-dev doctest-dev libzstd-dev zstd
-          libsimgrid-dev chromium clang-14 libclang-rt-14-dev python3-mpi4py)
+          libsimgrid-dev chromium clang-14 libclang-rt-14-dev python3-mpi4py libotf2-trace-dev otf2-tools)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -89,7 +89,10 @@ void Executor::issue(const ScheduledCall& call)
     issue_call(call);
     const double seconds = clock_seconds() - entered;
     if (watchdog_ != nullptr) watchdog_->left();
-    if (counted_ < totals_.size()) totals_[counted_].seconds += seconds;
+    if (counted_ < totals_.size()) {
+        totals_[counted_].seconds += seconds;
+        if (timeline_ != nullptr) timeline_->add(call, entered - origin_, entered + seconds - origin_);
+    }
     if (call.times_return) call_returned();
 }
 

@@ -7,6 +7,7 @@
 #include "replay/one_sided_executor.hpp"
 #include "replay/schedule.hpp"
 #include "replay/watchdog.hpp"
+#include "timeline/rank_timeline.hpp"
 
 #include <mpi.h>
 
@@ -36,6 +37,13 @@ public:
     Executor& operator=(const Executor&) = delete;
 
     void issue(const ScheduledCall& call);
+    // From now on, each call issued goes into `timeline` (not owned; null: none) with its times in
+    // clock_seconds() less `origin`.
+    void record_into(timeline::RankTimeline* timeline, double origin)
+    {
+        timeline_ = timeline;
+        origin_ = origin;
+    }
 
     // Indexed by Op (modelled operations only).
     const std::vector<IssuedTotals>& totals() const { return totals_; }
@@ -108,6 +116,8 @@ private:
     std::unique_ptr<char[]> attached_;
     Watchdog* watchdog_;
     Files* files_;
+    timeline::RankTimeline* timeline_ = nullptr;
+    double origin_ = 0;
     ComputeBound compute_bound_;
     double compute_seconds_ = 0;
     // The operation the call being issued was counted as, whose time it is: issue_call may issue

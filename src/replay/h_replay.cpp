@@ -8,6 +8,7 @@
 #include "replay/executor.hpp"
 #include "replay/schedule.hpp"
 #include "replay/simulated_main.hpp"
+#include "replay/timeline_output.hpp"
 #include "replay/trace_source.hpp"
 #include "replay/watchdog.hpp"
 #include "trace/trace_file.hpp"
@@ -38,7 +39,8 @@ using namespace htrace;
 
 constexpr const char* kUsage =
     "usage: mpirun -np N h-replay [--seed N] [--no-compute] [--max-compute S] [--paired] [--stall-limit S]\n"
-    "                             [--report-json FILE] [--io-dir DIR] [--keep-io] [--partial] [TRACE]\n"
+    "                             [--report-json FILE] [--io-dir DIR] [--keep-io] [--partial]\n"
+    "                             [--chrome-trace FILE] [--otf2 DIR] [TRACE]\n"
     "  TRACE             the trace to replay (default trace.h); N must be its rank count\n"
     "  --seed N          draw histogram values from seed N instead of the one the trace holds\n"
     "  --no-compute      skip the recorded computation between calls: communication only\n"
@@ -55,6 +57,10 @@ constexpr const char* kUsage =
     "                    h-replay-io.XXXXXX here); no file outside it is read or written, and\n"
     "                    links planted in it are not followed\n"
     "  --keep-io         keep the files replay wrote (a DIR replay made is removed otherwise)\n"
+    "  --chrome-trace F  write the replay's timeline (each rank's calls as issued, with their times)\n"
+    "                    to F as a Chrome trace, which Perfetto and chrome://tracing open\n"
+    "  --otf2 DIR        write the same timeline as an OTF2 archive in DIR (DIR/traces.otf2) for\n"
+    "                    Vampir and other OTF2 tools; DIR must not hold one yet\n"
     "  --partial         replay an incomplete trace (h-merge's, of a job that ended before MPI_Finalize):\n"
     "                    ranks it lacks make no calls, and a call whose partner stopped first may wait\n"
     "                    until the stall limit\n";
@@ -67,6 +73,8 @@ struct Options {
     bool paired = false;
     std::optional<double> stall_limit;
     std::string report_json;
+    std::string chrome_trace;
+    std::string otf2_dir;
     std::string io_dir;
     bool keep_io = false;
     bool partial = false;
@@ -107,6 +115,13 @@ std::string parse_options(int argc, char** argv, Options& options)
             options.seed = seed;
         } else if (arg == "--report-json") {
             if (auto error = next(arg, options.report_json); !error.empty()) return error;
+        } else if (arg == "--chrome-trace") {
+            if (auto error = next(arg, options.chrome_trace); !error.empty()) return error;
+        } else if (arg == "--otf2") {
+            if (auto error = next(arg, options.otf2_dir); !error.empty()) return error;
+#ifndef HTRACE_OTF2
+            return "--otf2: this h-replay was built without OTF2 (libotf2-trace-dev)";
+#endif
         } else if (arg == "--io-dir") {
             if (auto error = next(arg, options.io_dir); !error.empty()) return error;
         } else if (arg == "--keep-io") {
@@ -395,6 +410,9 @@ int run(int argc, char** argv, int rank, int size)
     const double stall_limit =
         options.stall_limit.value_or(replay::default_stall_limit(trace.header.traced_seconds, max_compute));
 #endif
+    replay::TimelineOutput timeline(options.chrome_trace, options.otf2_dir, "h-replay: " + trace.header.command_line,
+                                    rank, size);
+    if (!all_ranks_ok(timeline.open_error(), rank, size)) return 1;
     replay::Watchdog watchdog(rank, stall_limit);
     IoSandbox sandbox;
     if (!all_ranks_ok(make_sandbox(trace, options, rank, sandbox), rank, size)) return 1;
@@ -406,12 +424,14 @@ int run(int argc, char** argv, int rank, int size)
     if (io_dir) files.emplace(*io_dir);
     replay::Executor executor(&watchdog, files ? &*files : nullptr, max_compute);
     PMPI_Barrier(MPI_COMM_WORLD);
+    executor.record_into(timeline.timeline(), replay::clock_seconds());
     const double start = MPI_Wtime();
     replay::call_returned();  // the computation before the first call counts from here
     const replay::ScheduleSummary summary = replay::generate_schedule(
         trace, seed, rank, [&](const replay::ScheduledCall& call) { executor.issue(call); },
         replay::ScheduleOptions{mode.mode, options.compute});
     const double seconds = MPI_Wtime() - start;
+    const std::string timeline_error = timeline.write(rank, size);
 
     const size_t ops = static_cast<size_t>(Op::first_opaque);
     std::vector<uint64_t> local(3 * ops + 5, 0);
@@ -516,6 +536,10 @@ int run(int argc, char** argv, int rank, int size)
             std::fprintf(stderr, "h-replay: %llu file opens refused, as something was planted in %s where "
                          "replay would write (%s)\n", static_cast<unsigned long long>(report.refused_files),
                          sandbox.directory.c_str(), report.first_refusal.c_str());
+        }
+        if (!timeline_error.empty()) {
+            std::fprintf(stderr, "h-replay: %s\n", timeline_error.c_str());
+            status = 1;
         }
         if (!options.report_json.empty()) {
             std::ofstream file(options.report_json);

@@ -642,10 +642,10 @@ RenderError sequence_pass(std::ostream& out, const Trace& trace, const std::vect
 
 }  // namespace
 
-RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_calls)
+RenderError check_call_count(const Trace& trace, uint64_t max_calls, std::vector<char>* calling_ranks)
 {
-    // Count the lines first, at the trace's cost, so that a loop of 10^15 iterations is refused at once,
-    // and the steps of the full walk (instances with and without active ranks), which each pass takes.
+    // At the trace's cost, so that a loop of 10^15 iterations is refused at once: the calls, and the
+    // steps of the full walk (instances with and without active ranks), which each pass takes.
     uint64_t lines = 0;
     uint64_t steps = 0;
     const auto add = [](uint64_t& sum, uint64_t more) { sum = more > UINT64_MAX - sum ? UINT64_MAX : sum + more; };
@@ -672,6 +672,14 @@ RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_
     if (steps > max_calls) {
         return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls to visit";
     }
+    if (calling_ranks != nullptr) *calling_ranks = std::move(calling);
+    return {};
+}
+
+RenderError render_sequence(std::ostream& out, const Trace& trace, uint64_t max_calls)
+{
+    std::vector<char> calling;
+    if (RenderError error = check_call_count(trace, max_calls, &calling); !error.empty()) return error;
     std::vector<Rank> ranks;
     for (size_t r = 0; r <= calling.size(); ++r) {
         if (ranks.size() == kSequenceRanksPerPass || (r == calling.size() && !ranks.empty())) {

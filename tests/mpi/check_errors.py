@@ -12,7 +12,10 @@
   messages (head_to_head: both ranks send first), traced as it ran, then replayed by an Open MPI
   told to buffer nothing that large, must end within --stall-limit with one line naming the call and
   the trace event, and a non-zero exit (with another MPI library this case is skipped: the knob
-  that stops buffering is Open MPI's).
+  that stops buffering is Open MPI's);
+- a timeline (h-dump and h-replay --chrome-trace, --otf2) whose file cannot be written, or whose
+  directory holds an OTF2 archive already, is one line naming it and a non-zero exit, before any
+  replay.
 
     check_errors.py --h-trace PATH --h-dump PATH --h-replay PATH --program RING --head-to-head PROGRAM
                     [--mpirun PATH]
@@ -115,6 +118,7 @@ def main():
             if len(ours) != 1 or str(path) not in ours[0] or expected not in ours[0]:
                 failures.append(f"h-replay {name}: expected one line naming the file and {expected!r}, got {ours}")
 
+        failures += timeline_errors(args, base_env, scratch, trace)
         if is_open_mpi(args.mpirun):
             failures += stalled_replay(args, base_env, scratch)
         else:
@@ -123,6 +127,43 @@ def main():
         print("FAIL:", failure)
     print(f"check_errors: {len(failures)} failures")
     return 1 if failures else 0
+
+
+def timeline_errors(args, base_env, scratch, trace):
+    """A timeline that cannot be written: one line naming it, a non-zero exit, and no replay run."""
+    failures = []
+    unwritable = "/nonexistent-htrace-dir/timeline.json"
+    runs = {"h-dump --chrome-trace": [args.h_dump, "--chrome-trace", unwritable, str(trace)],
+            "h-replay --chrome-trace": mpirun_command(args.mpirun, 2, [args.h_replay, "--chrome-trace", unwritable,
+                                                                       str(trace)])}
+    archive = scratch / "archive"
+    made = subprocess.run([args.h_dump, "--otf2", str(archive), str(trace)], capture_output=True, text=True,
+                          timeout=TIMEOUT)
+    if made.returncode == 0:
+        runs["h-dump --otf2 (a directory that holds an archive)"] = [args.h_dump, "--otf2", str(archive), str(trace)]
+        runs["h-replay --otf2 (a directory that holds an archive)"] = mpirun_command(
+            args.mpirun, 2, [args.h_replay, "--otf2", str(archive), str(trace)])
+        named = {"--otf2": "already holds an OTF2 archive"}
+    else:
+        print(f"(h-dump --otf2: {made.stderr.strip()}: the OTF2 cases are skipped)")
+        named = {}
+    for name, command in runs.items():
+        try:
+            run = subprocess.run(command, env=base_env, capture_output=True, text=True, timeout=TIMEOUT, cwd=scratch)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{name}: still running after {TIMEOUT} s")
+            continue
+        tool = name.split()[0]
+        # mpirun adds its own lines about the exit status.
+        ours = [line for line in run.stderr.splitlines() if line.startswith(tool + ":")]
+        print(f"$ {name}: exit {run.returncode}: {ours}")
+        expected = named.get("--otf2", "") if "--otf2" in name else unwritable
+        if run.returncode == 0 or len(ours) != 1 or expected not in ours[0]:
+            failures.append(f"{name}: expected a non-zero exit and one {tool} line naming {expected!r}, got exit "
+                            f"{run.returncode} and {ours}")
+        if "replay" in name and "h-replay: replay " in run.stderr:
+            failures.append(f"{name}: the replay ran before the timeline's file was found unwritable")
+    return failures
 
 
 def stalled_replay(args, base_env, scratch):

@@ -31,7 +31,8 @@
    With --check-file-names, check_file_names.py: the files the trace's calls name must be the names
    the program logged (file=), a name every rank gave one literal name and names of each rank's own
    one pattern.
-6. With --h-replay, replays the trace under the tracer (`mpirun ... h-trace h-replay TRACE`) and runs
+6. With --h-replay, replays the trace under the tracer (with --otf2-print, writing its timeline as an
+   OTF2 archive and a Chrome trace, which check_timeline.py checks with h-dump's of the trace) (`mpirun ... h-trace h-replay TRACE`) and runs
    check_replay.py: at precision 100 the replay must send and call collectives exactly as the trace
    says; below, it must send as many messages as the program, nearly as many bytes, and call each
    collective as often (within 1%, or --replay-within). At precision
@@ -91,6 +92,8 @@ def parse_arguments(argv):
     parser.add_argument("--replay-mode", choices=["causal", "paired"],
                         help="the mode h-replay must choose; causal below precision 100 also checks the replay's "
                              "steps between collectives against the program's (check_sequence.py --steps-in-any-order)")
+    parser.add_argument("--otf2-print", help="with --h-replay: the replay also writes its timeline (--otf2, "
+                        "--chrome-trace), read with this otf2-print and checked (check_timeline.py)")
     parser.add_argument("--mpirun", help="mpirun to use (default: mpirun or mpiexec from PATH)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each mpirun may take (default 120)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
@@ -294,9 +297,11 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed, written):
     report = scratch / "replay.json"
     sandbox = scratch / "replay-io"
     io_options = ["--io-dir", str(sandbox), "--keep-io"] if args.check_io_files else []
+    timeline_otf2, timeline_chrome = scratch / "replay-otf2", scratch / "replay-timeline.json"
+    timeline_options = ["--otf2", str(timeline_otf2), "--chrome-trace", str(timeline_chrome)] if args.otf2_print else []
     outside_before = outside_state(scratch)
     command = prefix + [os.path.abspath(args.h_trace), os.path.abspath(args.h_replay), "--report-json", str(report),
-                        *io_options, str(trace)]
+                        *io_options, *timeline_options, str(trace)]
     try:
         status, stdout, stderr = run(command, {"HTRACE_FILE": str(replayed), "MERGE_PRECISION": "100"}, scratch,
                                      args.timeout)
@@ -317,6 +322,12 @@ def check_replay(args, prefix, scratch, trace, log_dir, failed, written):
               [here / "check_replay.py", "--h-dump", h_dump, "--original", trace, "--replayed", replayed, "--report",
                report, "--precision", args.precision, "--log-dir", log_dir, "--ranks", args.np]
               + (["--within", args.replay_within] if args.replay_within is not None else []))
+    if args.otf2_print:
+        run_check(failed, "timeline: the replay's OTF2 archive or Chrome trace, or h-dump's, does not hold the "
+                          "program's calls",
+                  [here / "check_timeline.py", "--otf2-print", args.otf2_print, "--h-dump", h_dump, "--original", trace,
+                   "--replay-otf2", timeline_otf2, "--replay-chrome", timeline_chrome,
+                   "--work-dir", scratch, "--log-dir", log_dir, "--ranks", args.np, "--precision", args.precision])
     if args.replay_mode:
         mode = json.loads(report.read_text()).get("mode")
         if mode != args.replay_mode:

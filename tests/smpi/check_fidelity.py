@@ -17,6 +17,10 @@
    h-replay-smpi must refuse by itself (its host time is its interpretation of the trace), or the
    times drift apart -- and reads the replay time from h-replay's --report-json.
 4. Prints both times and their ratio; fails when they differ by more than --tolerance percent (2).
+5. With --otf2-print and --h-dump, the replay also writes its timeline as an OTF2 archive: it must
+   hold the calls `h-dump --otf2` lays out for the trace (per rank and operation; but those the
+   simulation leaves out), and carry the
+   simulated times: its last call ends where the replay's simulated time does, within 1%.
 
 Simulation is deterministic: the same inputs give the same times, so the bound is a test, not a
 benchmark. (A program whose path depends on timing, like master_worker's wildcard receives, may take
@@ -25,6 +29,7 @@ another path traced for real than simulated; the same output shows they did the 
 """
 
 import argparse
+import collections
 import json
 import os
 import pathlib
@@ -34,6 +39,8 @@ import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "mpi"))
 from mpi_launch import mpirun_command  # noqa: E402
+from check_calls import CannotCompare  # noqa: E402
+from check_timeline import otf2_counts  # noqa: E402
 from run_traced import TestFailure, program_output, run, run_in_scratch  # noqa: E402
 
 SKIP = 77
@@ -75,6 +82,8 @@ def parse_arguments(argv):
     parser.add_argument("--tolerance", type=float, default=2.0, help="percent the times may differ (default 2)")
     parser.add_argument("--timeout", type=float, default=120, help="seconds each run may take (default 120)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory even after a pass")
+    parser.add_argument("--otf2-print", help="also check the replay's OTF2 archive, read with this otf2-print")
+    parser.add_argument("--h-dump", help="h-dump, for the archive the trace expects (with --otf2-print)")
     args = parser.parse_args(options)
     args.command = [os.path.abspath(command[0]) if os.path.exists(command[0]) else command[0]] + command[1:]
     return args
@@ -109,13 +118,44 @@ def trace_program(args, mpirun, scratch):
 
 def replay_seconds(args, scratch, trace):
     report = scratch / "replay.json"
+    timeline = ["--otf2", str(scratch / "replay-otf2")] if args.otf2_print else []
     command = smpirun_command(args, COUNT_HOST_TIME + [NO_POLLING_TIME], args.h_replay_smpi) + [
-        "--no-compute", "--report-json", str(report), str(trace)]
+        "--no-compute", "--report-json", str(report), *timeline, str(trace)]
     status, stdout, stderr = run(command, {}, scratch, args.timeout)
     print(stderr, end="")
     if status != 0 or not report.is_file():
         raise TestFailure(f"the replay failed (exit status {status})\nstdout:\n{stdout}\nstderr:\n{stderr}")
     return json.loads(report.read_text())["replay_seconds"]
+
+
+# Calls h-replay-smpi does not issue: SMPI's buffered sends do not go through an attached buffer, so
+# it sends them as standard ones without one (src/replay/executor.cpp). They are in h-dump's layout only.
+LEFT_OUT_BY_SIMULATION = {"MPI_Buffer_attach", "MPI_Buffer_detach"}
+
+
+def check_timeline(args, scratch, trace, replay):
+    """The replay's OTF2 archive against h-dump's of the trace, and its end against the replay's time."""
+    expected_archive = scratch / "expected-otf2"
+    status, stdout, stderr = run([os.path.abspath(args.h_dump), "--otf2", str(expected_archive), str(trace)], {},
+                                 scratch, args.timeout)
+    if status != 0:
+        raise TestFailure(f"h-dump --otf2 failed (exit status {status})\n{stderr}")
+    try:
+        archive, last_end = otf2_counts(args.otf2_print, scratch / "replay-otf2", with_last_leave=True)
+        expected = otf2_counts(args.otf2_print, expected_archive)
+    except CannotCompare as error:
+        raise TestFailure(str(error)) from error
+    expected = collections.Counter({key: count for key, count in expected.items()
+                                    if key[1] not in LEFT_OUT_BY_SIMULATION})
+    if archive != expected or not archive:
+        differences = [f"rank {rank} {op}: replay {archive[(rank, op)]}, h-dump {expected[(rank, op)]}"
+                       for rank, op in sorted(set(archive) | set(expected)) if archive[(rank, op)] != expected[(rank, op)]]
+        raise TestFailure("the replay's OTF2 archive does not hold the calls h-dump --otf2 lays out:\n" +
+                          "\n".join(differences[:20]))
+    print(f"  OTF2 archive: {sum(archive.values())} calls, the last ending at {last_end:.9f} s (simulated)")
+    if abs(last_end - replay) > 0.01 * replay:
+        raise TestFailure(f"the replay's OTF2 archive ends at {last_end:.9f} s, the replay took {replay:.9f} s "
+                          "(simulated): its times are not the simulation's")
 
 
 def run_case(args, mpirun, scratch):
@@ -136,6 +176,8 @@ def run_case(args, mpirun, scratch):
     if abs(ratio - 1) * 100 > args.tolerance:
         raise TestFailure(f"the replay's simulated time is {100 * (ratio - 1):+.2f}% off the application's, "
                           f"beyond {args.tolerance:g}%")
+    if args.otf2_print and args.h_dump:
+        check_timeline(args, scratch, trace, replay)
 
 
 def main():

@@ -1,0 +1,125 @@
+// One rank's timeline: what it keeps of each scheduled call, the communicators the calls name, and
+// its bytes between ranks, refused when they are damaged.
+#include "timeline/rank_timeline.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+using namespace htrace;
+using namespace htrace::timeline;
+using replay::CallKind;
+using replay::ScheduledCall;
+
+namespace {
+
+ScheduledCall call_of(CallKind kind, Op op, const Event* event = nullptr)
+{
+    ScheduledCall call;
+    call.kind = kind;
+    call.op = op;
+    call.event = event;
+    return call;
+}
+
+}  // namespace
+
+TEST_CASE("a timeline keeps calls with their world peers and communicators, not computation")
+{
+    RankTimeline timeline(1, 4);
+    timeline.add(call_of(CallKind::compute, Op::Send), 0, 1);
+    ScheduledCall send = call_of(CallKind::send, Op::Send);
+    send.peer = 3;
+    send.peer_in_comm = 1;
+    send.tag = 7;
+    send.bytes = 64;
+    timeline.add(send, 1.0, 1.5);
+    ScheduledCall split = call_of(CallKind::create_comm, Op::Comm_split);
+    split.new_comm = 5;
+    split.members = {1, 3};
+    timeline.add(split, 2.0, 2.5);
+    ScheduledCall reduce = call_of(CallKind::collective, Op::Allreduce);
+    reduce.comm = 5;
+    reduce.bytes = 8;
+    timeline.add(reduce, 3.0, 3.25);
+
+    REQUIRE(timeline.calls().size() == 3);
+    const TimedCall& sent = timeline.calls()[0];
+    CHECK(sent.op == Op::Send);
+    CHECK(sent.peer == 3);  // the world rank, not the rank in the communicator
+    CHECK(sent.tag == 7);
+    CHECK(sent.bytes == 64);
+    CHECK(sent.start == 1.0);
+    CHECK(sent.end == 1.5);
+    const auto& communicators = timeline.communicators();
+    CHECK(communicators[sent.comm] == std::vector<Rank>{0, 1, 2, 3});
+    CHECK(communicators[timeline.calls()[2].comm] == std::vector<Rank>{1, 3});
+    CHECK(timeline.calls()[2].peer == -1);
+}
+
+TEST_CASE("a call shows the program's operation where replay issued another of its kind")
+{
+    Event ready;
+    ready.op = Op::Rsend;
+    ready.signature = 0xabc;
+    Event start;
+    start.op = Op::Start;
+    RankTimeline timeline(0, 2);
+    ScheduledCall send = call_of(CallKind::send, Op::Send, &ready);
+    send.peer = 1;
+    timeline.add(send, 0, 1);
+    send.op = Op::Isend;
+    send.event = &start;  // a persistent send started: the timeline shows the send that went
+    timeline.add(send, 1, 2);
+    REQUIRE(timeline.calls().size() == 2);
+    CHECK(timeline.calls()[0].op == Op::Rsend);
+    CHECK(timeline.calls()[0].signature == 0xabc);
+    CHECK(timeline.calls()[1].op == Op::Isend);
+}
+
+TEST_CASE("calls past the most a timeline keeps are counted as dropped")
+{
+    RankTimeline timeline(0, 2, 2);
+    for (int i = 0; i < 5; ++i) timeline.add(call_of(CallKind::collective, Op::Barrier), i, i + 0.5);
+    CHECK(timeline.calls().size() == 2);
+    CHECK(timeline.dropped() == 3);
+}
+
+TEST_CASE("a timeline's bytes come back as the same timeline, and damaged ones are refused")
+{
+    RankTimeline timeline(2, 3, 3);
+    ScheduledCall split = call_of(CallKind::create_comm, Op::Comm_split);
+    split.new_comm = 9;
+    split.members = {2, 0};
+    timeline.add(split, 0.5, 0.75);
+    ScheduledCall bcast = call_of(CallKind::collective, Op::Bcast);
+    bcast.comm = 9;
+    bcast.root = 1;
+    bcast.bytes = 100;
+    for (int i = 0; i < 4; ++i) timeline.add(bcast, 1 + i, 1.5 + i);
+    const std::string bytes = timeline.serialize();
+
+    RankTimeline back(0, 1);
+    REQUIRE(RankTimeline::deserialize(bytes, back).empty());
+    CHECK(back.rank() == 2);
+    CHECK(back.calls() == timeline.calls());
+    CHECK(back.communicators() == timeline.communicators());
+    CHECK(back.dropped() == 2);
+
+    for (size_t cut : {size_t{0}, size_t{7}, bytes.size() / 2, bytes.size() - 1}) {
+        RankTimeline damaged(0, 1);
+        CHECK_FALSE(RankTimeline::deserialize(bytes.substr(0, cut), damaged).empty());
+    }
+    RankTimeline longer(0, 1);
+    CHECK_FALSE(RankTimeline::deserialize(bytes + "x", longer).empty());
+
+    // A call whose communicator index is beyond the timeline's communicators.
+    std::string unknown = bytes;
+    const size_t last_call = unknown.size() - sizeof(TimedCall);
+    TimedCall call;
+    std::memcpy(&call, unknown.data() + last_call, sizeof call);
+    call.comm = 99;
+    std::memcpy(unknown.data() + last_call, &call, sizeof call);
+    RankTimeline stray(0, 1);
+    CHECK_FALSE(RankTimeline::deserialize(unknown, stray).empty());
+}
