@@ -51,8 +51,9 @@ constexpr const char* kUsage =
     "  --stall-limit S   stop the job when one call of a rank has not returned for S seconds\n"
     "                    (default 60 s, ten times the traced time or twice --max-compute, whichever\n"
     "                    is longest; 0: never)\n"
-    "  --report-json F   write replay time, traced time, calls and bytes per operation and bytes\n"
-    "                    read and written per rank to F\n"
+    "  --report-json F   write replay time, traced time, calls and bytes per operation, bytes read\n"
+    "                    and written per rank, and the time calls waited for late partners (late\n"
+    "                    senders, late receivers, collectives; per rank and by call site) to F\n"
     "  --io-dir DIR      do the trace's file I/O inside DIR (made if missing; default: a new\n"
     "                    h-replay-io.XXXXXX here); no file outside it is read or written, and\n"
     "                    links planted in it are not followed\n"
@@ -205,6 +206,7 @@ struct Report {
     std::vector<uint64_t> bytes_written;
     uint64_t refused_files = 0;          // opens the sandbox refused, all ranks together
     std::string first_refusal;
+    std::string wait_states = "null";    // JSON: timeline::WaitStates::json
 
     double relative_difference() const
     {
@@ -243,7 +245,7 @@ struct Report {
             out << separator << json_string(operation_name(static_cast<Op>(op))) << ": " << not_replayed[op];
             separator = ",\n    ";
         }
-        out << "\n  },\n  \"by_name_only\": " << by_name_only;
+        out << "\n  },\n  \"by_name_only\": " << by_name_only << ",\n  \"wait_states\": " << wait_states;
         const auto list = [&](const std::vector<uint64_t>& values) {
             std::string text = "[";
             for (size_t r = 0; r < values.size(); ++r) text += (r ? ", " : "") + std::to_string(values[r]);
@@ -410,8 +412,8 @@ int run(int argc, char** argv, int rank, int size)
     const double stall_limit =
         options.stall_limit.value_or(replay::default_stall_limit(trace.header.traced_seconds, max_compute));
 #endif
-    replay::TimelineOutput timeline(options.chrome_trace, options.otf2_dir, "h-replay: " + trace.header.command_line,
-                                    rank, size);
+    replay::TimelineOutput timeline(options.chrome_trace, options.otf2_dir, !options.report_json.empty(),
+                                    "h-replay: " + trace.header.command_line, rank, size);
     if (!all_ranks_ok(timeline.open_error(), rank, size)) return 1;
     replay::Watchdog watchdog(rank, stall_limit);
     IoSandbox sandbox;
@@ -503,6 +505,7 @@ int run(int argc, char** argv, int rank, int size)
             report.bytes_written.push_back(io_all[2 * static_cast<size_t>(r) + 1]);
         }
         report.mode_reason = mode.reason;
+        report.wait_states = timeline.wait_states_json();
         std::fprintf(stderr, "h-replay: replay %.6f s, traced %.6f s, difference %+.1f%%%s\n", report.replay_seconds,
                      report.traced_seconds, 100.0 * report.relative_difference(),
                      options.compute ? "" : " (--no-compute)");

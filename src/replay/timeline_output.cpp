@@ -21,6 +21,8 @@ constexpr uint64_t kJobTimelineCalls = 50'000'000;
 constexpr uint64_t kLeastRankTimelineCalls = 10'000;
 constexpr int kTimelineTag = 1;
 constexpr size_t kChunk = size_t{1} << 30;
+// The call sites the report lists by their time waiting.
+constexpr size_t kWaitSites = 20;
 
 uint64_t most_calls(int size)
 {
@@ -51,13 +53,18 @@ std::string receive_bytes(int from, MPI_Comm comm)
 
 }  // namespace
 
-TimelineOutput::TimelineOutput(const std::string& chrome_trace, const std::string& otf2_dir, const std::string& title,
-                               int rank, int size)
-    : chrome_trace_(chrome_trace)
+TimelineOutput::TimelineOutput(const std::string& chrome_trace, const std::string& otf2_dir, bool wait_states,
+                               const std::string& title, int rank, int size)
+    : chrome_trace_(chrome_trace), files_(!chrome_trace.empty() || !otf2_dir.empty())
 {
-    if (chrome_trace.empty() && otf2_dir.empty()) return;
+    if (!files_ && !wait_states) return;
     timeline_.emplace(rank, size, most_calls(size));
     if (rank != 0) return;
+    if (wait_states) {
+        auto analysis = std::make_unique<timeline::WaitStates>();
+        wait_states_ = analysis.get();
+        writers_.push_back(std::move(analysis));
+    }
     if (!chrome_trace.empty()) {
         chrome_file_.open(chrome_trace);
         if (!chrome_file_) {
@@ -120,7 +127,7 @@ std::string TimelineOutput::write(int rank, int size)
             if (!chrome_file_ && error.empty()) error = "--chrome-trace: cannot write " + chrome_trace_;
             if (!error.empty()) std::remove(chrome_trace_.c_str());
         }
-        if (error.empty()) {
+        if (error.empty() && files_) {
             // Host time, also under SimGrid: what gathering and writing cost the user, not the job.
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
             std::fprintf(stderr, "h-replay: wrote the timeline of %llu calls in %.3f s\n",
@@ -129,6 +136,11 @@ std::string TimelineOutput::write(int rank, int size)
     }
     PMPI_Comm_free(&comm);
     return error;
+}
+
+std::string TimelineOutput::wait_states_json() const
+{
+    return wait_states_ != nullptr ? wait_states_->json(kWaitSites) : "null";
 }
 
 }  // namespace htrace::replay

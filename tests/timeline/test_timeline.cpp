@@ -1,6 +1,8 @@
-// One rank's timeline: what it keeps of each scheduled call, the communicators the calls name, and
-// its bytes between ranks, refused when they are damaged.
+// Timelines: what one rank's keeps of each scheduled call, the communicators the calls name, and its
+// bytes between ranks, refused when they are damaged; and the wait states found in the timelines of
+// all ranks, on timelines made by hand whose waits are known.
 #include "timeline/rank_timeline.hpp"
+#include "timeline/wait_states.hpp"
 
 #include <doctest/doctest.h>
 
@@ -122,4 +124,75 @@ TEST_CASE("a timeline's bytes come back as the same timeline, and damaged ones a
     std::memcpy(unknown.data() + last_call, &call, sizeof call);
     RankTimeline stray(0, 1);
     CHECK_FALSE(RankTimeline::deserialize(unknown, stray).empty());
+}
+
+namespace {
+
+// A rank's timeline of the given calls (kind, op, peer or root, start, end), all on the world.
+struct Made {
+    CallKind kind;
+    Op op;
+    Rank peer;
+    double start, end;
+};
+
+RankTimeline timeline_of(Rank rank, int32_t size, std::initializer_list<Made> calls)
+{
+    RankTimeline timeline(rank, size);
+    for (const Made& made : calls) {
+        ScheduledCall call = call_of(made.kind, made.op);
+        if (made.kind == CallKind::collective) {
+            call.root = made.peer;
+        } else {
+            call.peer = made.peer;
+        }
+        timeline.add(call, made.start, made.end);
+    }
+    return timeline;
+}
+
+double waited(const WaitStates& waits, Rank rank, WaitKind kind)
+{
+    return waits.per_rank().at(static_cast<size_t>(rank))[static_cast<size_t>(kind)];
+}
+
+}  // namespace
+
+TEST_CASE("wait states: a late sender, a late receiver, and waits at collectives by their kind")
+{
+    WaitStates waits;
+    // Rank 0 sends at 5 s; rank 1 receives from 2 s: 3 s late sender. Rank 1's Ssend at 10 s waits
+    // for rank 0's receive at 12 s: 2 s late receiver. A barrier entered at 20 and 23 s: rank 0 waits
+    // 3 s. A broadcast from rank 1, entered by the root at 31 s: rank 0, there at 30 s, waits 1 s.
+    // A reduce to rank 0 entered at 40 s, rank 1 arriving at 44 s: the root waits 4 s, rank 1 none.
+    waits.add(timeline_of(0, 2, {{CallKind::send, Op::Send, 1, 5, 5.5},
+                                 {CallKind::receive, Op::Recv, 1, 12, 12.5},
+                                 {CallKind::collective, Op::Barrier, -1, 20, 23.1},
+                                 {CallKind::collective, Op::Bcast, 1, 30, 31.2},
+                                 {CallKind::collective, Op::Reduce, 0, 40, 44.5}}));
+    waits.add(timeline_of(1, 2, {{CallKind::receive, Op::Recv, 0, 2, 5.5},
+                                 {CallKind::send, Op::Ssend, 0, 10, 12.5},
+                                 {CallKind::collective, Op::Barrier, -1, 23, 23.1},
+                                 {CallKind::collective, Op::Bcast, 1, 31, 31.2},
+                                 {CallKind::collective, Op::Reduce, 0, 44, 44.5}}));
+    REQUIRE(waits.finish().empty());
+    CHECK(waited(waits, 1, WaitKind::late_sender) == doctest::Approx(3));
+    CHECK(waited(waits, 0, WaitKind::late_sender) == 0);  // its receive came after the Ssend had started
+    CHECK(waited(waits, 1, WaitKind::late_receiver) == doctest::Approx(2));
+    CHECK(waited(waits, 0, WaitKind::wait_at_collective) == doctest::Approx(3 + 1 + 4));
+    CHECK(waited(waits, 1, WaitKind::wait_at_collective) == 0);
+    REQUIRE(!waits.sites().empty());
+    CHECK(waits.sites()[0].op == Op::Reduce);  // the longest wait first
+    CHECK(waits.sites()[0].most_rank == 0);
+}
+
+TEST_CASE("a wait is at most the waiting call's own time")
+{
+    WaitStates waits;
+    // The receive returned after 1 s although the send began 3 s after it (clocks of two hosts):
+    // it cannot have waited longer than it lasted.
+    waits.add(timeline_of(0, 2, {{CallKind::send, Op::Send, 1, 5, 5.5}}));
+    waits.add(timeline_of(1, 2, {{CallKind::receive, Op::Recv, 0, 2, 3}}));
+    REQUIRE(waits.finish().empty());
+    CHECK(waited(waits, 1, WaitKind::late_sender) == doctest::Approx(1));
 }
