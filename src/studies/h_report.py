@@ -2,10 +2,10 @@
 """h-report: one trace as one HTML page, to look at a job's communication in a browser, or to hand
 on, without the tools: a single self-contained file (inline SVG and CSS, no scripts, nothing fetched).
 
-    h-report TRACE [-o REPORT.html] [--h-dump PATH]
+    h-report TRACE [-o REPORT.html] [--timeline-ranks LIST] [--h-dump PATH]
 
-The page shows, from `h-dump --json`, `h-dump --matrix --json`, `h-dump --calls --json` and
-`h-dump --profile --json`:
+The page shows, from `h-dump --json`, `h-dump --matrix --json`, `h-dump --calls --json`,
+`h-dump --profile --json` and `h-dump --chrome-trace`:
 
 1. the header: ranks, merge precision, histogram settings, seed, MPI library, command line, start
    time, the run's id and host, traced time, the file names the job used, and the trace's size; for a
@@ -21,34 +21,45 @@ The page shows, from `h-dump --json`, `h-dump --matrix --json`, `h-dump --calls 
    a row), and the calls per function for the whole job as a chart;
 6. where the time went: the least, mean and most over the ranks of each rank's time computing, in
    MPI and in I/O (trace format 19) as a chart, and the call sites by their time inside calls as a
-   chart (the first MAX_SITE_BARS) and a table (the first MAX_SITE_ROWS).
+   chart (the first MAX_SITE_BARS) and a table (the first MAX_SITE_ROWS);
+7. the timeline the trace expects (its order, its traced mean times; no rank waits for another): each
+   rank's time in computation, MPI and I/O as stacked bars (the first MAX_SPLIT_RANKS ranks), and the
+   calls of the ranks --timeline-ranks chooses (0-3,8; the first DEFAULT_TIMELINE_RANKS) as a Gantt
+   chart that scrolls sideways (the first MAX_TIMELINE_SPANS calls in time). A trace of more than
+   MAX_TIMELINE_CALLS calls, which h-dump refuses to lay out for h-report, has the page say so instead.
 
 Numbers a program may want to read are in data- attributes: each heat-map cell has data-row (sender),
 data-column (receiver) and data-value (bytes); each pair row data-from, data-to, data-messages and
 data-bytes; each histogram figure its count, mean, min, max and their ranks; each call-site row
-data-op, data-calls and data-seconds.
+data-op, data-calls and data-seconds; each segment of the stacked bars data-rank, data-part
+(computation, mpi, io) and data-value (seconds); each call of the timeline data-rank, data-op,
+data-start-us and data-dur-us.
 
-The trace's JSON is read as h-dump writes it, its body one top-level event or loop at a time, keeping
-only what the page shows: a lossless trace of millions of events is hundreds of megabytes of JSON.
+The trace's JSON is read as h-dump writes it, its body one top-level event or loop at a time (the
+timeline one call at a time), keeping only what the page shows: a lossless trace of millions of
+events is hundreds of megabytes of JSON.
 
 h-dump is the one given with --h-dump, else the one next to h-report (as it was called: in bin/),
 else the one on PATH.
 
 Exit status: 0 when the report is written; 1 when the trace cannot be read (missing, truncated,
-corrupt: h-dump's message is passed on) or the report cannot be written; 2 for wrong arguments or no
-h-dump.
+corrupt: h-dump's message is passed on) or the report cannot be written; 2 for wrong arguments (a
+--timeline-ranks that is no list of ranks, or names a rank the trace does not have) or no h-dump.
 """
 
 import argparse
 import codecs
 import datetime
+import heapq
 import html
 import json
 import math
 import os
 import pathlib
+import re
 import subprocess
 import sys
+import tempfile
 
 # Installed, h-report is a link in bin/ to this script, beside its chart module.
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
@@ -64,6 +75,16 @@ MAX_PAIRS_LISTED = 100
 MAX_RANK_ROWS = 200
 MAX_SITE_BARS = 15
 MAX_SITE_ROWS = 100
+# The timeline: h-dump writes it for at most MAX_TIMELINE_CALLS calls (read here, a Chrome trace of 10^8
+# calls would take minutes and gigabytes); the bars show the first MAX_SPLIT_RANKS ranks, the Gantt
+# chart the first MAX_TIMELINE_SPANS calls in time of the ranks chosen (the first
+# DEFAULT_TIMELINE_RANKS, at most MAX_TIMELINE_ROWS), at most MAX_TIMELINE_WIDTH pixels wide.
+MAX_TIMELINE_CALLS = 1_000_000
+MAX_SPLIT_RANKS = 64
+DEFAULT_TIMELINE_RANKS = 16
+MAX_TIMELINE_ROWS = 256
+MAX_TIMELINE_SPANS = 20_000
+MAX_TIMELINE_WIDTH = 20_000
 
 # Symbolic values keep their MPI names (the trace stores them as these negative numbers).
 PEER_ROLES = {"peer", "source", "root", "matched_peer", "cancelled_peer"}
@@ -177,71 +198,96 @@ def h_dump_trace(h_dump, trace):
     return summary
 
 
+class StreamedList:
+    """h-dump's JSON read as `stream` gives it: an object whose last member is a list (whose text
+    starts with `start`), as the text before that list and then its items one at a time, so that only
+    one item is held at once. `name` names the list in messages; `invalid(reason)` is the error for JSON
+    that is not valid."""
+
+    def __init__(self, stream, start, name, invalid):
+        self.stream = stream
+        self.start = start
+        self.name = name
+        self.invalid = invalid
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.text = ""
+        self.ended = False
+        self.at = 0
+
+    def read(self, at_least):
+        wanted = len(self.text) + at_least
+        try:
+            while not self.ended and len(self.text) < wanted:
+                chunk = self.stream.read(READ_SIZE)
+                self.ended = not chunk
+                self.text += self.decoder.decode(chunk, final=self.ended)
+        except UnicodeDecodeError as error:
+            raise self.invalid(error)
+
+    def head(self):
+        """The text before the list, None if there is no list."""
+        while self.start not in self.text and not self.ended:
+            self.read(READ_SIZE)
+        begin = self.text.find(self.start)
+        if begin < 0:
+            return None
+        self.at = begin + len(self.start)
+        return self.text[:begin]
+
+    def items(self):
+        decoding = json.JSONDecoder()
+        while True:
+            if self.at > READ_SIZE:  # what is parsed is let go
+                self.text, self.at = self.text[self.at:], 0
+            while self.at < len(self.text) and self.text[self.at] in " \n\t\r,":
+                self.at += 1
+            if self.at == len(self.text):
+                if self.ended:
+                    raise self.invalid(f"the {self.name} ends early")
+                self.read(READ_SIZE)
+                continue
+            if self.text[self.at] == "]":
+                break
+            try:
+                item, self.at = decoding.raw_decode(self.text, self.at)
+            except json.JSONDecodeError as error:
+                if self.ended:
+                    raise self.invalid(error)
+                # An item longer than what is read: twice as much.
+                self.read(max(READ_SIZE, len(self.text) - self.at))
+                continue
+            except RecursionError:
+                raise self.invalid("too deeply nested")
+            yield item
+        while not self.ended:
+            self.read(READ_SIZE)
+        if self.text[self.at:].strip() != "]}":
+            raise self.invalid(f"more after the {self.name}")
+
+
 def read_body(stream, trace, command):
     """The TraceSummary of h-dump's JSON as `stream` gives it (see h_dump_trace)."""
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    text = ""
-    ended = False
-
-    def read(at_least):
-        nonlocal text, ended
-        wanted = len(text) + at_least
-        try:
-            while not ended and len(text) < wanted:
-                chunk = stream.read(READ_SIZE)
-                ended = not chunk
-                text += decoder.decode(chunk, final=ended)
-        except UnicodeDecodeError as error:
-            raise invalid(error)
-
     def invalid(reason):
         return ReportError(f"h-report: {trace}: {command} wrote no valid JSON ({reason})")
 
     def not_read(what):
         return ReportError(f"h-report: {trace}: h-dump's JSON is not what h-report reads ({what})")
 
-    while BODY_START not in text and not ended:
-        read(READ_SIZE)
-    start = text.find(BODY_START)
-    if start < 0:
+    listed = StreamedList(stream, BODY_START, "body", invalid)
+    head = listed.head()
+    if head is None:
         raise not_read("no body list")
     try:
-        summary = TraceSummary(json.loads(text[:start] + BODY_START + "]}"))
+        summary = TraceSummary(json.loads(head + BODY_START + "]}"))
     except json.JSONDecodeError as error:
         raise invalid(error)
-    decoding = json.JSONDecoder()
-    at = start + len(BODY_START)
-    while True:
-        if at > READ_SIZE:  # what is parsed is let go
-            text, at = text[at:], 0
-        while at < len(text) and text[at] in " \n\t\r,":
-            at += 1
-        if at == len(text):
-            if ended:
-                raise invalid("the body ends early")
-            read(READ_SIZE)
-            continue
-        if text[at] == "]":
-            break
-        try:
-            node, at = decoding.raw_decode(text, at)
-        except json.JSONDecodeError as error:
-            if ended:
-                raise invalid(error)
-            read(max(READ_SIZE, len(text) - at))  # a node longer than what is read: twice as much
-            continue
-        except RecursionError:
-            raise invalid("too deeply nested")
+    for node in listed.items():
         if not isinstance(node, dict):
             raise not_read("a body entry that is not an object")
         try:
             summary.add(node)
         except RecursionError:
             raise not_read("too deeply nested")
-    while not ended:
-        read(READ_SIZE)
-    if text[at:].strip() != "]}":
-        raise invalid("more after the body")
     return summary
 
 
@@ -598,8 +644,9 @@ def site_place(site):
 
 
 def site_label(site):
+    """A chart's label: short, as it is drawn turned; the table beside it has the signatures."""
     place = site_place(site)
-    return f"{site['op']} @{site['site']}" + ("" if place == "-" else f" {place}")
+    return f"{site['op']} @{site['site']}" if place == "-" else f"{site['op']} {place}"
 
 
 def profile_section(profile):
@@ -647,7 +694,202 @@ def profile_section(profile):
     return "".join(parts)
 
 
-def report_html(trace_path, summary, matrix, calls, profile):
+# ---- the timeline the trace expects ----
+
+TRACE_EVENTS_START = '"traceEvents": ['
+SPLIT_PARTS = (("computation", "computation", svg_charts.COLOURS[2]), ("mpi", "MPI", svg_charts.COLOURS[0]),
+               ("io", "I/O", svg_charts.COLOURS[3]))
+
+
+def rank_list(text):
+    """'0-3,8' as its ranges [(0, 3), (8, 8)]; None for text that is no such list."""
+    ranges = []
+    for part in text.split(","):
+        found = re.fullmatch(r"(\d+)(?:-(\d+))?", part.strip(), re.ASCII)
+        if not found:
+            return None
+        first, last = int(found.group(1)), int(found.group(2) or found.group(1))
+        if last < first:
+            return None
+        ranges.append((first, last))
+    return ranges
+
+
+def timeline_ranks(ranges, ranks, given):
+    """The ranks the timeline shows: those of --timeline-ranks (`given`, as `ranges`), else the first
+    DEFAULT_TIMELINE_RANKS. Naming a rank the trace does not have is a mistake, not a blank row."""
+    if ranges is None:
+        return list(range(min(ranks, DEFAULT_TIMELINE_RANKS)))
+    beyond = [last for _, last in ranges if last >= ranks]
+    if beyond:
+        raise ReportError(f"h-report: --timeline-ranks {given}: the trace has {ranks} ranks "
+                          f"({rank_ranges(range(ranks)) or 'none'}), not {max(beyond)}", 2)
+    return sorted({rank for first, last in ranges for rank in range(first, last + 1)})
+
+
+class Timeline:
+    """What the page draws of `h-dump --chrome-trace`: each of the first `split_ranks` ranks' time in
+    computation (the gaps before and between its calls), MPI and I/O, in microseconds; and of the
+    ranks `chosen` (the first MAX_TIMELINE_ROWS of them), the first MAX_TIMELINE_SPANS calls in time
+    order. A rank's calls come in time order and do not overlap."""
+
+    def __init__(self, ranks, split_ranks, chosen):
+        self.ranks = ranks
+        self.chosen = chosen
+        self.split = {rank: {"computation": 0.0, "mpi": 0.0, "io": 0.0} for rank in range(split_ranks)}
+        self.ends = {}
+        self.shown = set(chosen[:MAX_TIMELINE_ROWS])
+        self.kept = []  # a heap whose top is the latest call kept, the first to give way
+        self.chosen_calls = 0
+        self.refusal = None
+
+    def add(self, event):
+        if event["ph"] != "X":
+            return  # names of the process and its threads
+        rank, start, duration = event["tid"], float(event["ts"]), float(event["dur"])
+        split = self.split.get(rank)
+        if split is not None:
+            split["computation"] += max(0.0, start - self.ends.get(rank, 0.0))
+            split["io" if event["cat"] == "I/O" else "mpi"] += duration
+            self.ends[rank] = start + duration
+        if rank in self.shown:
+            self.chosen_calls += 1
+            call = (-start, -self.chosen_calls, (rank, str(event["name"]), start, duration, event.get("args", {})))
+            if len(self.kept) < MAX_TIMELINE_SPANS:
+                heapq.heappush(self.kept, call)
+            elif call > self.kept[0]:
+                heapq.heapreplace(self.kept, call)
+
+    def calls(self):
+        """The calls kept, in time order: (rank, op, start, duration, args)."""
+        return [call for _, _, call in sorted(self.kept, reverse=True)]
+
+
+def h_dump_timeline(h_dump, trace, timeline):
+    """Fills `timeline` from `h-dump --chrome-trace` (a file, removed afterwards). An h-dump that will
+    not draw it (too many calls, or one without --chrome-trace) leaves the pictures out with its reason
+    in `timeline.refusal`: the rest of the page stands without them."""
+    with tempfile.TemporaryDirectory(prefix="h-report.") as directory:
+        path = os.path.join(directory, "timeline.json")
+        command = [h_dump, "--chrome-trace", path, "--max-calls", str(MAX_TIMELINE_CALLS), trace]
+        try:
+            run = subprocess.run(command, capture_output=True)
+        except OSError as error:
+            raise ReportError(f"h-report: cannot run {h_dump}: {error.strerror}", 2)
+        if run.returncode != 0:
+            lines = run.stderr.decode("utf-8", "replace").strip().splitlines()
+            timeline.refusal = lines[0].removeprefix("h-dump: ") if lines else f"exit status {run.returncode}"
+            return
+        if not os.path.isfile(path) or os.path.getsize(path) == 0:
+            timeline.refusal = "it wrote nothing"
+            return
+        with open(path, "rb") as stream:
+            read_timeline(stream, trace, " ".join(command[:-1]), timeline)
+
+
+def read_timeline(stream, trace, command, timeline):
+    """The events of h-dump's Chrome trace into `timeline`, one at a time: the file of a million calls
+    is a few hundred megabytes."""
+    def invalid(reason):
+        return ReportError(f"h-report: {trace}: {command} wrote no valid JSON ({reason})")
+
+    listed = StreamedList(stream, TRACE_EVENTS_START, "traceEvents", invalid)
+    if listed.head() is None:
+        raise ReportError(f"h-report: {trace}: h-dump's Chrome trace is not what h-report reads (no traceEvents)")
+    for event in listed.items():
+        if not isinstance(event, dict):
+            raise ReportError(f"h-report: {trace}: h-dump's Chrome trace is not what h-report reads "
+                              "(an event that is not an object)")
+        timeline.add(event)
+
+
+def duration_text(microseconds):
+    for unit, size in (("s", 1e6), ("ms", 1e3)):
+        if microseconds >= size:
+            return f"{microseconds / size:.4g} {unit}"
+    return f"{microseconds:.4g} us"
+
+
+def receives(op):
+    """Whether an operation's peer is where data comes from (receives and probes) or goes to."""
+    name = op.lower()
+    return ("recv" in name or "probe" in name) and "sendrecv" not in name
+
+
+def call_text(op, duration, args):
+    """A call as its tooltip says it: 'MPI_Send 12.3 us, 64 bytes to 1'."""
+    text = f"{op} {duration_text(duration)}, {number(args.get('bytes', 0))} bytes"
+    if "peer" in args:
+        text += f" {'from' if receives(op) else 'to'} {args['peer']}"
+    if "source" in args:  # MPI_Sendrecv: its receive
+        text += f", {number(args.get('recv_bytes', args.get('bytes', 0)))} bytes from {args['source']}"
+    if "root" in args:
+        text += f", root {args['root']}"
+    return text
+
+
+def rank_split_figure(timeline):
+    ranks = sorted(timeline.split)
+    # To the nanosecond h-dump writes: sums of microseconds carry float noise below it.
+    values = [[round(timeline.split[rank][key], 3) / 1e6 for key, _, _ in SPLIT_PARTS] for rank in ranks]
+    chart = svg_charts.stacked_bar_chart("Time per rank in the expected timeline", ranks, SPLIT_PARTS, values,
+                                         unit="seconds", x_label="rank", label_attribute="rank",
+                                         css_class="stacked-bars rank-split-chart")
+    note = ("Each rank's time up to the end of its last call: computing (the gaps before and between its "
+            "calls), in MPI calls and in I/O calls.")
+    if len(ranks) < timeline.ranks:
+        note += f" Only the first {len(ranks)} of {number(timeline.ranks)} ranks are shown."
+    return f'<figure>{chart}<figcaption>{html.escape(note)}</figcaption></figure>'
+
+
+def timeline_figure(timeline):
+    rows = sorted(timeline.shown)
+    calls = timeline.calls()
+    if not calls:
+        return f'<p class="note">Ranks {rank_ranges(rows)} make no calls.</p>'
+    row_of = {rank: row for row, rank in enumerate(rows)}
+    time_in = {}
+    for _, op, _, duration, _ in calls:
+        time_in[op] = time_in.get(op, 0) + duration
+    # The operations that take the most time get the first colours, should there be more than colours.
+    operations = sorted(time_in, key=lambda op: (-time_in[op], op))
+    spans = [(row_of[rank], start, duration, op, call_text(op, duration, args),
+              {"rank": rank, "op": op, "start-us": start, "dur-us": duration})
+             for rank, op, start, duration, args in calls]
+    chart = svg_charts.timeline_chart(f"Calls of ranks {rank_ranges(rows)} in time", [f"rank {r}" for r in rows],
+                                      spans, operations, "ms", time_factor=1e-3, max_width=MAX_TIMELINE_WIDTH)
+    notes = [f"Ranks {rank_ranges(rows)} of {number(timeline.ranks)}, one row each (--timeline-ranks chooses "
+             "them): each call at its start, as long as its traced mean time, coloured by its operation; its "
+             "tooltip says what it sent or received. The chart scrolls sideways."]
+    if len(rows) < len(timeline.chosen):
+        notes.append(f"Only the first {len(rows)} of the {len(timeline.chosen)} ranks chosen are drawn.")
+    if len(calls) < timeline.chosen_calls:
+        notes.append(f"Only the first {number(len(calls))} of these ranks' {number(timeline.chosen_calls)} calls "
+                     "in time are drawn.")
+    paragraphs = "".join(f'<p class="note">{html.escape(note)}</p>' for note in notes)
+    return f'{paragraphs}<div class="wide timeline">{chart}</div>'
+
+
+def timeline_section(timeline):
+    parts = ['<section id="timeline"><h2>Timeline the trace expects</h2>',
+             "<p class=\"note\">The calls the trace expects, in its order, as <code>h-dump --chrome-trace</code> "
+             "lays them out without running anything: each call lasts its traced mean time, each gap is the "
+             "computation a replay would spend. No rank waits for another here: waiting is inside the calls' "
+             "traced times, so the ranks do not line up as they did in the run. <code>h-replay --chrome-trace "
+             "FILE TRACE</code> writes a replay's real timeline, who waited for whom, to open in Perfetto.</p>"]
+    if timeline.refusal is not None:
+        parts.append(f'<p class="note timeline-refused">h-dump laid out no timeline for this page '
+                     f'({html.escape(timeline.refusal)}), so its pictures are left out: h-report asks for at most '
+                     f'{number(MAX_TIMELINE_CALLS)} calls. <code>h-dump --chrome-trace FILE --max-calls N TRACE'
+                     f'</code> writes a larger one for Perfetto.</p>')
+    else:
+        parts.append(rank_split_figure(timeline))
+        parts.append(timeline_figure(timeline))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def report_html(trace_path, summary, matrix, calls, profile, timeline):
     trace = summary.header
     totals = {"calls": sum(calls["operations"].values()),
               "messages": sum(p["messages"] for p in matrix["pairs"]),
@@ -666,6 +908,7 @@ def report_html(trace_path, summary, matrix, calls, profile):
         matrix_section(matrix, trace["precision"]),
         calls_section(calls),
         profile_section(profile),
+        timeline_section(timeline),
         "</body></html>",
         "",
     ])
@@ -676,19 +919,28 @@ def parse_arguments(argv):
     parser.add_argument("trace", help="the trace file (trace.h)")
     parser.add_argument("-o", "--output", default="report.html", help="the HTML file to write (report.html)")
     parser.add_argument("--h-dump", help="the h-dump to read the trace with")
+    parser.add_argument("--timeline-ranks", metavar="LIST",
+                        help=f"the ranks the timeline shows, as 0-3,8 (the first {DEFAULT_TIMELINE_RANKS})")
     return parser.parse_args(argv)
 
 
 def main(argv):
     args = parse_arguments(argv)
     try:
+        ranges = None if args.timeline_ranks is None else rank_list(args.timeline_ranks)
+        if args.timeline_ranks is not None and ranges is None:
+            raise ReportError(f"h-report: --timeline-ranks wants ranks as 0-3,8 (ranks and ascending ranges, "
+                              f"commas between), not '{args.timeline_ranks}'", 2)
         h_dump = find_h_dump(args.h_dump)
         try:
             summary = h_dump_trace(h_dump, args.trace)
+            ranks = summary.header["ranks"]
+            timeline = Timeline(ranks, min(ranks, MAX_SPLIT_RANKS), timeline_ranks(ranges, ranks, args.timeline_ranks))
             matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
             calls = h_dump_json(h_dump, ["--calls"], args.trace)
             profile = h_dump_json(h_dump, ["--profile"], args.trace)
-            page = report_html(args.trace, summary, matrix, calls, profile)
+            h_dump_timeline(h_dump, args.trace, timeline)
+            page = report_html(args.trace, summary, matrix, calls, profile, timeline)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as error:
             # h-dump's JSON is h-report's input too: one from another h-dump, or one that does not
             # hold what this h-report reads, is named, not a traceback.

@@ -1,12 +1,14 @@
 """Charts as self-contained SVG text (no scripts, no fonts to fetch, nothing outside the file), for the
-studies' plots and report: bars, lines over a shared x axis, and a heat map. Each function returns
-one `<svg>` element; write it to a .svg file as is, or put it inline in HTML."""
+studies' plots and report: bars, stacked bars, lines over a shared x axis, a heat map and a timeline.
+Each function returns one `<svg>` element; write it to a .svg file as is, or put it inline in HTML."""
 
 import html
 import math
 
 FONT = 'font-family="sans-serif" font-size="11"'
-COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b")
+# The first six are the charts' own; the rest tell more kinds apart (a timeline's operations).
+COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf")
 
 
 def _text(x, y, text, anchor="middle", extra=""):
@@ -45,6 +47,21 @@ def _ticks(low, high, count=5):
     while ticks[-1] < high - step * 1e-9:
         ticks.append(round(ticks[-1] + step, 12))
     return ticks
+
+
+def _legend(x, y, entries, wrap_width):
+    """Colour boxes with their names from (x, y), in lines no wider than `wrap_width`; the parts and
+    the height they take."""
+    parts, at, line = [], x, 0
+    for name, colour in entries:
+        step = 12 + 6 + _text_width(name) + 14
+        if at > x and at + step - x > wrap_width:
+            at, line = x, line + 1
+        top = y + line * 18
+        parts.append(f'<rect x="{at:.1f}" y="{top:.1f}" width="12" height="12" fill="{colour}"/>')
+        parts.append(_text(at + 18, top + 10, name, anchor="start"))
+        at += step
+    return parts, (line + 1) * 18 if entries else 0
 
 
 def bar_chart(title, labels, values, unit="", width=640, height=360, colour=COLOURS[0], css_class="bar-chart"):
@@ -89,6 +106,49 @@ def bar_chart(title, labels, values, unit="", width=640, height=360, colour=COLO
         parts.append(_text(14, top + plot_h / 2, unit, extra=f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"'))
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def stacked_bar_chart(title, labels, parts, values, unit="", x_label="", width=640, height=380,
+                      label_attribute="label", css_class="stacked-bars"):
+    """Vertical bars, one per label, each a stack of parts from the bottom up, with a legend of the
+    parts. `parts` is [(key, name, colour)] and values[i] the i-th bar's value of each part. Each
+    segment carries its bar's label, its part's key and its exact value as data-<label_attribute>,
+    data-part and data-value, for readers of the markup: empty segments too, so that every bar has
+    every part."""
+    left, right, top, bottom = 60, 20, 56, 44
+    plot_w, plot_h = width - left - right, height - top - bottom
+    slot = plot_w / max(len(labels), 1)
+    ticks = _ticks(0, max([sum(bar) for bar in values] + [0]) or 1)
+    scale = plot_h / ticks[-1]
+    # Label every bar that has a label's width, as the heat map labels its columns.
+    label_every = max(1, math.ceil((max((_text_width(label) for label in labels), default=0) + 4) / slot))
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}">', _text(width / 2, 18, title, extra='font-weight="bold"')]
+    legend, _ = _legend(left, 28, [(name, colour) for _, name, colour in parts], plot_w)
+    svg += legend
+    for tick in ticks:
+        y = top + plot_h - tick * scale
+        svg.append(f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" stroke="#ddd"/>')
+        svg.append(_text(left - 5, y + 4, _number(tick), anchor="end"))
+    for i, (label, bar) in enumerate(zip(labels, values)):
+        x = left + i * slot + slot * 0.15
+        y = top + plot_h
+        named = f"{x_label} {label}".strip()
+        for (key, name, colour), value in zip(parts, bar):
+            y -= value * scale
+            svg.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{value * scale:.1f}" '
+                       f'fill="{colour}" data-{label_attribute}="{html.escape(str(label))}" '
+                       f'data-part="{html.escape(key)}" data-value="{value}"><title>{html.escape(named)}: '
+                       f'{html.escape(name)} {html.escape(_number(value))} {html.escape(unit)}</title></rect>')
+        if i % label_every == 0:
+            svg.append(_text(x + slot * 0.35, top + plot_h + 16, label))
+    svg.append(f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" stroke="#000"/>')
+    if x_label:
+        svg.append(_text(left + plot_w / 2, top + plot_h + 34, x_label))
+    if unit:
+        svg.append(_text(14, top + plot_h / 2, unit, extra=f'transform="rotate(-90 14 {top + plot_h / 2:.1f})"'))
+    svg.append("</svg>")
+    return "\n".join(svg)
 
 
 def line_chart(title, x_label, xs, series, width=640, height=360):
@@ -166,3 +226,51 @@ def heat_map(title, row_labels, column_labels, values, unit="", cell=None, css_c
     parts.append(_text(left + columns * cell / 2, top + rows * cell + 20, f"largest: {_number(largest)} {unit}"))
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+def timeline_chart(title, row_labels, spans, keys, time_label, time_factor=1.0, fit_width=900, min_span_px=1,
+                   max_width=20000, css_class="timeline-chart"):
+    """Spans of time on rows (a Gantt chart): each span a rect on its row at its start, as long as it
+    lasts, coloured by its key, with its tooltip; a legend of `keys` (in their order) and a time axis
+    in time_factor x the spans' unit, labelled `time_label`. `spans` is [(row, start, length, key,
+    tooltip, data)], data a dict of data- attributes for readers of the markup. The chart is
+    `fit_width` pixels wide, wider until its shortest span is `min_span_px` wide, but no wider than
+    `max_width`: put it in a box that scrolls. A span drawn narrower than `min_span_px` is drawn that
+    wide, so that no call disappears."""
+    left, right, row_height = 70, 20, 16
+    end = max((start + length for _, start, length, *_ in spans), default=0) or 1
+    shortest = min((length for _, _, length, *_ in spans if length > 0), default=None)
+    scale = (fit_width - left - right) / end
+    if shortest:
+        scale = max(scale, min_span_px / shortest)
+    scale = min(scale, (max_width - left - right) / end)
+    plot_w = end * scale
+    width = math.ceil(left + plot_w + right)
+    colours = {key: COLOURS[i % len(COLOURS)] for i, key in enumerate(keys)}
+    # Title and legend at the left, where the box that scrolls shows them first.
+    legend, legend_height = _legend(left, 28, list(colours.items()), fit_width - left - right)
+    top = 28 + legend_height + 22
+    height = top + len(row_labels) * row_height + 8
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" class="{css_class}" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}">', _text(left, 18, title, anchor="start", extra='font-weight="bold"')]
+    svg += legend
+    for row, label in enumerate(row_labels):
+        y = top + row * row_height
+        if row % 2:
+            svg.append(f'<rect x="{left}" y="{y}" width="{plot_w:.1f}" height="{row_height}" fill="#f4f4f4"/>')
+        svg.append(_text(left - 6, y + row_height - 4, label, anchor="end"))
+    # A tick every 150 pixels or so, however wide the chart grew.
+    for tick in _ticks(0, end * time_factor, count=max(5, int(plot_w // 150))):
+        x = left + tick / time_factor * scale
+        if x > left + plot_w + 0.5:
+            break
+        svg.append(f'<line x1="{x:.1f}" y1="{top - 4}" x2="{x:.1f}" y2="{height - 8}" stroke="#ddd"/>')
+        svg.append(_text(x, top - 8, _number(tick)))
+    svg.append(_text(left - 6, top - 8, time_label, anchor="end"))
+    for row, start, length, key, tooltip, data in spans:
+        attributes = "".join(f' data-{name}="{html.escape(str(value))}"' for name, value in data.items())
+        svg.append(f'<rect x="{left + start * scale:.2f}" y="{top + row * row_height + 2}" '
+                   f'width="{max(length * scale, min_span_px):.2f}" height="{row_height - 4}" fill="{colours[key]}"'
+                   f'{attributes}><title>{html.escape(tooltip)}</title></rect>')
+    svg.append("</svg>")
+    return "\n".join(svg)

@@ -11,7 +11,14 @@ headless Chromium, and check what the pages show against what the programs did.
 2. ring (7 laps at 4 ranks, precision 100): rank r sends 7 messages of 32 bytes to rank r+1 mod 4, as
    tests/mpi/programs/ring.c does. The report's heat map must have 224 bytes in exactly those cells
    and 0 elsewhere, its pair table 7 messages and 224 bytes for exactly those pairs, and its calls
-   table 7 MPI_Send and 7 MPI_Recv on every rank. A lossless ring has no histograms.
+   table 7 MPI_Send and 7 MPI_Recv on every rank. A lossless ring has no histograms. Its timeline
+   (h-dump --chrome-trace) must draw, for each rank, 7 MPI_Send, 7 MPI_Recv and 1 MPI_Allreduce and
+   nothing else, none overlapping the next; its stacked bars one bar per rank with computation, MPI
+   and I/O parts, none below 0, no I/O (the ring does none), and MPI the sum of that rank's calls in
+   the timeline (within 1%). With --timeline-ranks 1,3 the timeline draws exactly ranks 1 and 3 (and
+   h-report leaves no temporary file behind); a bad list (0-x, 3-1, a rank the trace does not have)
+   exits non-zero in one line and writes nothing; and an h-dump that refuses the timeline (too many
+   calls) leaves its pictures out with its reason, the page written.
 3. convergence (10 timesteps at 4 ranks, precision 0): every value the merge turned into a histogram
    must have its chart (as many as h-dump --json has), whose bars add up to the histogram's count;
    the inner loop's count is one, within the 38..42 iterations the program documents; the matrix's
@@ -52,6 +59,10 @@ CONVERGENCE_TIMESTEPS = 10
 CONVERGENCE_MESSAGE_BYTES = 32  # convergence.c: 4 long longs
 CONVERGENCE_ITERATIONS = (38, 42)  # convergence.c: FEWEST_ITERATIONS .. + ITERATION_SPREAD - 1
 MESSAGES_TOLERANCE = 0.01
+SPLIT_TOLERANCE = 0.01  # the bars' MPI time against the timeline's calls
+OVERLAP_TOLERANCE_US = 0.002  # h-dump writes times to the nanosecond
+TIMELINE_RANKS = [1, 3]
+BAD_TIMELINE_RANKS = ("0-x", "3-1", str(RANKS))
 RUN_TIMEOUT = 120
 # The only absolute addresses a self-contained page may hold: the namespaces of its markup.
 NAMESPACES = {"http://www.w3.org/1999/xhtml", "http://www.w3.org/2000/svg"}
@@ -201,7 +212,7 @@ def load_page(chromium, page, failures):
         failures.append(f"{page.name}: markup error as XHTML: {re.sub('<[^>]+>', ' ', error.group(0)).strip()}")
     failures.extend(f"{as_xhtml.name}: console: {line}" for line in console)
     root = dom_of(dom)
-    for section in ("header", "structure", "histograms", "matrix", "calls"):
+    for section in ("header", "structure", "histograms", "matrix", "calls", "timeline"):
         if not any(e.attributes.get("id") == section for e in root.find_all("section")):
             failures.append(f"{page.name}: no section '{section}'")
     return root
@@ -261,8 +272,9 @@ def trace(args, program, program_args, precision, trace_path):
     return result.stdout
 
 
-def report(args, trace_path, page):
-    result = run([sys.executable, args.h_report, "--h-dump", args.h_dump, trace_path, "-o", page])
+def report(args, trace_path, page, options=(), h_dump=None, env=None):
+    result = run([sys.executable, args.h_report, "--h-dump", h_dump or args.h_dump, trace_path, "-o", page, *options],
+                 env=env)
     if result.returncode != 0:
         raise TestFailure(f"h-report {trace_path} exited {result.returncode}: {result.stderr}")
 
@@ -296,6 +308,11 @@ def check_ring(args, chromium, directory, failures):
     if any(True for _ in section(root, "histograms").find_all("figure", "histogram")):
         failures.append("ring.html: a lossless ring trace shows histograms")
     check_profile_pictures(root, failures)
+    calls = check_ring_timeline(root, "ring.html", list(range(RANKS)), failures)
+    check_rank_split(root, calls, failures)
+    check_timeline_ranks(args, chromium, directory, trace_path, failures)
+    check_bad_timeline_ranks(args, directory, trace_path, failures)
+    check_timeline_refused(args, directory, trace_path, failures)
 
 
 def check_profile_pictures(root, failures):
@@ -313,6 +330,116 @@ def check_profile_pictures(root, failures):
                                          if "data-value" in r.attributes]
         if not values or (bars is not None and len(values) != bars) or max(values) <= 0:
             failures.append(f"ring.html: the profile's {chart} has bars {values}")
+
+
+def timeline_calls(root):
+    """{rank: [(op, start us, duration us)] in time order} from the timeline's call rects; None
+    without a timeline chart."""
+    chart = section(root, "timeline").find("svg", "timeline-chart")
+    if chart is None:
+        return None
+    calls = {}
+    for rect in chart.find_all("rect"):
+        call = rect.attributes
+        if "data-op" in call:
+            calls.setdefault(int(call["data-rank"]), []).append(
+                (call["data-op"], float(call["data-start-us"]), float(call["data-dur-us"])))
+    return {rank: sorted(mine, key=lambda call: call[1]) for rank, mine in calls.items()}
+
+
+def check_ring_timeline(root, name, ranks, failures):
+    """Each of `ranks` draws the ring's calls, as many of each as the program makes, one after another;
+    returns the calls drawn."""
+    calls = timeline_calls(root)
+    if calls is None:
+        failures.append(f"{name}: no timeline (svg.timeline-chart) in the timeline section")
+        return {}
+    if sorted(calls) != ranks:
+        failures.append(f"{name}: the timeline draws ranks {sorted(calls)}, expected {ranks}")
+    expected = {"MPI_Send": RING_LAPS, "MPI_Recv": RING_LAPS, "MPI_Allreduce": 1}
+    for rank, mine in sorted(calls.items()):
+        counts = {}
+        for op, _, _ in mine:
+            counts[op] = counts.get(op, 0) + 1
+        if counts != expected:
+            failures.append(f"{name}: the timeline draws rank {rank}'s calls {counts}, the ring makes {expected}")
+        for (op, start, duration), (next_op, next_start, _) in zip(mine, mine[1:]):
+            if start + duration > next_start + OVERLAP_TOLERANCE_US:
+                failures.append(f"{name}: rank {rank}'s {op} at {start} us lasting {duration} us overlaps its "
+                                f"{next_op} at {next_start} us")
+                break
+    return calls
+
+
+def check_rank_split(root, calls, failures):
+    """One bar per rank, its parts computation, MPI and I/O; no I/O in a ring, and its MPI time the
+    time of its calls the timeline draws."""
+    chart = section(root, "timeline").find("svg", "rank-split-chart")
+    bars = {}
+    for rect in ([] if chart is None else chart.find_all("rect")):
+        segment = rect.attributes
+        if "data-part" in segment:
+            bars.setdefault(int(segment["data-rank"]), {})[segment["data-part"]] = float(segment["data-value"])
+    if sorted(bars) != list(range(RANKS)):
+        failures.append(f"ring.html: the time per rank (svg.rank-split-chart) has bars for ranks {sorted(bars)}, "
+                        f"expected 0-{RANKS - 1}")
+    for rank, parts in sorted(bars.items()):
+        if set(parts) != {"computation", "mpi", "io"} or min(parts.values()) < 0 or parts["io"] != 0:
+            failures.append(f"ring.html: rank {rank}'s bar has parts {parts}, expected computation, mpi and io, "
+                            "none below 0, and no I/O")
+            continue
+        in_calls = sum(duration for _, _, duration in calls.get(rank, [])) / 1e6
+        if in_calls <= 0 or abs(parts["mpi"] - in_calls) > SPLIT_TOLERANCE * in_calls:
+            failures.append(f"ring.html: rank {rank}'s bar has {parts['mpi']} s in MPI, its calls in the timeline "
+                            f"{in_calls} s")
+
+
+def check_timeline_ranks(args, chromium, directory, trace_path, failures):
+    """--timeline-ranks 1,3 draws those two ranks, and h-report removes the timeline file it read."""
+    page = directory / "ring-ranks.html"
+    scratch = directory / "h-report-tmp"
+    scratch.mkdir()
+    report(args, trace_path, page, ["--timeline-ranks", ",".join(map(str, TIMELINE_RANKS))],
+           env=dict(os.environ, TMPDIR=str(scratch)))
+    root = load_page(chromium, page, failures)
+    check_ring_timeline(root, page.name, TIMELINE_RANKS, failures)
+    left = sorted(path.name for path in scratch.iterdir())
+    if left:
+        failures.append(f"h-report left {left} in its temporary directory")
+
+
+def check_bad_timeline_ranks(args, directory, trace_path, failures):
+    for serial, ranks in enumerate(BAD_TIMELINE_RANKS):
+        page = directory / f"bad-ranks-{serial}.html"
+        result = run([sys.executable, args.h_report, "--h-dump", args.h_dump, trace_path, "-o", page,
+                      "--timeline-ranks", ranks])
+        lines = result.stderr.strip().splitlines()
+        if (result.returncode == 0 or len(lines) != 1 or not lines[0].startswith("h-report:")
+                or "--timeline-ranks" not in lines[0] or page.exists()):
+            failures.append(f"h-report --timeline-ranks {ranks}: exit status {result.returncode}, stderr "
+                            f"{result.stderr!r}, report written: {page.exists()}; expected an error in one line "
+                            "naming --timeline-ranks, and no report")
+
+
+def check_timeline_refused(args, directory, trace_path, failures):
+    """An h-dump that refuses --chrome-trace (as it refuses a trace of more than --max-calls calls):
+    the page is written, without the timeline's pictures, saying why."""
+    reason = "the timeline has more than --max-calls 10 calls"
+    h_dump = directory / "refusing-h-dump"
+    h_dump.write_text(f"""#!{sys.executable}
+import os, sys
+if "--chrome-trace" in sys.argv:
+    sys.stderr.write("h-dump: {reason}\\n")
+    sys.exit(1)
+os.execv({os.path.abspath(args.h_dump)!r}, [{os.path.abspath(args.h_dump)!r}] + sys.argv[1:])
+""")
+    h_dump.chmod(0o755)
+    page = directory / "ring-refused.html"
+    report(args, trace_path, page, h_dump=h_dump)
+    text = page.read_text(encoding="utf-8")
+    if reason not in text or "timeline-chart" in text or "rank-split-chart" in text or 'id="timeline"' not in text:
+        failures.append(f"{page.name}: an h-dump that refuses the timeline should leave its pictures out, saying "
+                        f"'{reason}'")
 
 
 def histograms_in(body):
