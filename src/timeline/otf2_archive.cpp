@@ -177,35 +177,27 @@ void Otf2ArchiveWriter::add(const RankTimeline& rank)
         last_tick_ = std::max(last_tick_, end);
         const uint32_t region = region_of(call.op);
         fail("write an event", OTF2_EvtWriter_Enter(writer, nullptr, start, region));
-        const auto tag = [](int64_t value) { return static_cast<uint32_t>(std::max<int64_t>(value, 0)); };
         const auto size = [](int64_t value) { return static_cast<uint64_t>(std::max<int64_t>(value, 0)); };
+        // A message record where the peer is known: sent at the call's start, received at its end.
+        const auto message = [&](bool sent, Rank peer, int64_t tag, int64_t bytes) {
+            if (peer < 0) return;
+            const auto partner = static_cast<uint32_t>(peer);
+            const auto on_tag = static_cast<uint32_t>(std::max<int64_t>(tag, 0));
+            fail("write an event", sent ? OTF2_EvtWriter_MpiSend(writer, nullptr, start, partner, 0, on_tag, size(bytes))
+                                        : OTF2_EvtWriter_MpiRecv(writer, nullptr, end, partner, 0, on_tag, size(bytes)));
+            ++events;
+        };
         events += 2;
         switch (operation_kind(call.op)) {
         case OperationKind::send:
-            if (call.peer >= 0) {
-                fail("write an event", OTF2_EvtWriter_MpiSend(writer, nullptr, start, static_cast<uint32_t>(call.peer), 0,
-                                                              tag(call.tag), size(call.bytes)));
-                ++events;
-            }
+            message(true, call.peer, call.tag, call.bytes);
             break;
         case OperationKind::recv:
-            if (call.peer >= 0) {
-                fail("write an event", OTF2_EvtWriter_MpiRecv(writer, nullptr, end, static_cast<uint32_t>(call.peer), 0,
-                                                              tag(call.tag), size(call.bytes)));
-                ++events;
-            }
+            message(false, call.peer, call.tag, call.bytes);
             break;
         case OperationKind::sendrecv:
-            if (call.peer >= 0) {
-                fail("write an event", OTF2_EvtWriter_MpiSend(writer, nullptr, start, static_cast<uint32_t>(call.peer), 0,
-                                                              tag(call.tag), size(call.bytes)));
-                ++events;
-            }
-            if (call.source >= 0) {
-                fail("write an event", OTF2_EvtWriter_MpiRecv(writer, nullptr, end, static_cast<uint32_t>(call.source), 0,
-                                                              tag(call.recv_tag), size(call.recv_bytes)));
-                ++events;
-            }
+            message(true, call.peer, call.tag, call.bytes);
+            message(false, call.source, call.recv_tag, call.recv_bytes);
             break;
         default:
             if (const auto collective = collective_op(call.op)) {
