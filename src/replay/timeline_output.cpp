@@ -15,9 +15,13 @@ namespace htrace::replay {
 
 namespace {
 
-// The job's calls a timeline keeps, shared among the ranks: under SimGrid every rank's timeline is
-// in one process (about 100 bytes a call).
+// The job's calls a timeline keeps, shared among the ranks (about 100 bytes a call, and as much again
+// at rank 0 for the wait states): under SimGrid every rank's timeline is in one process.
+#ifdef HTRACE_SIMULATED
+constexpr uint64_t kJobTimelineCalls = 10'000'000;
+#else
 constexpr uint64_t kJobTimelineCalls = 50'000'000;
+#endif
 constexpr uint64_t kLeastRankTimelineCalls = 10'000;
 constexpr int kTimelineTag = 1;
 constexpr size_t kChunk = size_t{1} << 30;

@@ -39,6 +39,8 @@ void WaitStates::add(const RankTimeline& rank)
 {
     const Rank r = rank.rank();
     if (per_rank_.size() <= static_cast<size_t>(r)) per_rank_.resize(static_cast<size_t>(r) + 1);
+    calls_ += rank.calls().size();
+    calls_left_out_ += rank.dropped();
     std::vector<uint64_t> instances(rank.communicators().size(), 0);
     for (const TimedCall& timed : rank.calls()) {
         const Call call{r, timed.op, timed.start, timed.end, timed.signature, -1};
@@ -135,7 +137,8 @@ std::string WaitStates::json(size_t top) const
         }
         return text.str();
     };
-    out << "{\"total\": {" << kinds(total) << "}, \"per_rank\": [";
+    out << "{\"calls\": " << calls_ << ", \"calls_left_out\": " << calls_left_out_ << ", \"total\": {" << kinds(total)
+        << "}, \"per_rank\": [";
     for (size_t r = 0; r < per_rank_.size(); ++r) {
         out << (r ? ", " : "") << "{\"rank\": " << r << ", " << kinds(per_rank_[r]) << "}";
     }

@@ -47,7 +47,8 @@ public:
     };
     // The call sites that waited, longest first.
     const std::vector<Site>& sites() const { return sites_; }
-    // {"total": {kind: seconds}, "per_rank": [{"rank", kinds...}], "sites": [the first `top`]}
+    // {"calls": the calls looked at, "calls_left_out": those the timelines did not keep (their waits are
+    // missing), "total": {kind: seconds}, "per_rank": [{"rank", kinds...}], "sites": [the first `top`]}
     std::string json(size_t top) const;
 
 private:
@@ -68,6 +69,8 @@ private:
     std::vector<std::array<double, kWaitKinds>> per_rank_;
     std::map<std::tuple<uint64_t, Op, WaitKind>, std::map<Rank, double>> by_site_;
     std::vector<Site> sites_;
+    uint64_t calls_ = 0;
+    uint64_t calls_left_out_ = 0;
 };
 
 }  // namespace htrace::timeline
