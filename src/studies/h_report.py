@@ -2,7 +2,7 @@
 """h-report: one trace as one HTML page, to look at a job's communication in a browser, or to hand
 on, without the tools: a single self-contained file (inline SVG and CSS, no scripts, nothing fetched).
 
-    h-report TRACE [-o REPORT.html] [--timeline-ranks LIST] [--h-dump PATH]
+    h-report TRACE [-o REPORT.html] [--timeline-ranks LIST] [--replay-report REPLAY.json] [--h-dump PATH]
 
 The page shows, from `h-dump --json`, `h-dump --matrix --json`, `h-dump --calls --json`,
 `h-dump --profile --json` and `h-dump --chrome-trace`:
@@ -26,14 +26,20 @@ The page shows, from `h-dump --json`, `h-dump --matrix --json`, `h-dump --calls 
    rank's time in computation, MPI and I/O as stacked bars (the first MAX_SPLIT_RANKS ranks), and the
    calls of the ranks --timeline-ranks chooses (0-3,8; the first DEFAULT_TIMELINE_RANKS) as a Gantt
    chart that scrolls sideways (the first MAX_TIMELINE_SPANS calls in time). A trace of more than
-   MAX_TIMELINE_CALLS calls, which h-dump refuses to lay out for h-report, has the page say so instead.
+   MAX_TIMELINE_CALLS calls, which h-dump refuses to lay out for h-report, has the page say so instead;
+8. with --replay-report, who waited for whom in the replay whose `h-replay --report-json` file it
+   names: each rank's seconds as a late sender, a late receiver and waiting at collectives as stacked
+   bars (the first MAX_WAIT_RANKS ranks), and the call sites that waited longest as a table, with
+   their place in the code where the profile knows it.
 
 Numbers a program may want to read are in data- attributes: each heat-map cell has data-row (sender),
 data-column (receiver) and data-value (bytes); each pair row data-from, data-to, data-messages and
 data-bytes; each histogram figure its count, mean, min, max and their ranks; each call-site row
 data-op, data-calls and data-seconds; each segment of the stacked bars data-rank, data-part
 (computation, mpi, io) and data-value (seconds); each call of the timeline data-rank, data-op,
-data-start-us and data-dur-us.
+data-start-us and data-dur-us; each segment of the wait-state bars data-rank, data-part (late_sender,
+late_receiver, wait_at_collective) and data-value (seconds); each waiting site's row data-site,
+data-op, data-kind, data-seconds, data-ranks, data-most-rank and data-most-seconds.
 
 The trace's JSON is read as h-dump writes it, its body one top-level event or loop at a time (the
 timeline one call at a time), keeping only what the page shows: a lossless trace of millions of
@@ -43,8 +49,10 @@ h-dump is the one given with --h-dump, else the one next to h-report (as it was 
 else the one on PATH.
 
 Exit status: 0 when the report is written; 1 when the trace cannot be read (missing, truncated,
-corrupt: h-dump's message is passed on) or the report cannot be written; 2 for wrong arguments (a
---timeline-ranks that is no list of ranks, or names a rank the trace does not have) or no h-dump.
+corrupt: h-dump's message is passed on), when the --replay-report file cannot be read, is not JSON,
+is of a replay of another number of ranks or has wait states of another shape (one line naming the
+file), or when the report cannot be written; 2 for wrong arguments (a --timeline-ranks that is no
+list of ranks, or names a rank the trace does not have) or no h-dump.
 """
 
 import argparse
@@ -85,6 +93,8 @@ DEFAULT_TIMELINE_RANKS = 16
 MAX_TIMELINE_ROWS = 256
 MAX_TIMELINE_SPANS = 20_000
 MAX_TIMELINE_WIDTH = 20_000
+# The wait-state bars, one per rank, as many as the timeline's.
+MAX_WAIT_RANKS = MAX_SPLIT_RANKS
 
 # Symbolic values keep their MPI names (the trace stores them as these negative numbers).
 PEER_ROLES = {"peer", "source", "root", "matched_peer", "cancelled_peer"}
@@ -889,7 +899,191 @@ def timeline_section(timeline):
     return "".join(parts)
 
 
-def report_html(trace_path, summary, matrix, calls, profile, timeline):
+# ---- who waited for whom: a replay's wait states ----
+
+WAIT_KINDS = (("late_sender", "late sender", svg_charts.COLOURS[1]),
+              ("late_receiver", "late receiver", svg_charts.COLOURS[3]),
+              ("wait_at_collective", "waiting at a collective", svg_charts.COLOURS[4]))
+
+
+def is_seconds(value):
+    """A time the replay report gives: a number from 0 to the largest float, which the page can print
+    (JSON's true is no number; NaN compares false; an integer of 400 digits is no float)."""
+    return type(value) in (int, float) and 0 <= value <= sys.float_info.max
+
+
+def is_rank(value, ranks):
+    return type(value) is int and 0 <= value < ranks
+
+
+def wait_times_problem(entry, what):
+    """What is wrong with `entry`'s seconds of each kind of wait, None if nothing."""
+    if not isinstance(entry, dict):
+        return f"{what} is not an object"
+    for key, _, _ in WAIT_KINDS:
+        if not is_seconds(entry.get(key)):
+            return f"{what} has no time in seconds for {key}"
+    return None
+
+
+def site_problem(site, ranks):
+    """What is wrong with one waiting site of the report, None if nothing."""
+    if not isinstance(site, dict):
+        return "a site is not an object"
+    if not isinstance(site.get("site"), str) or not isinstance(site.get("op"), str):
+        return "a site has no signature or operation"
+    # A tuple, not a set: a kind that is a list or an object is no key either.
+    if site.get("kind") not in tuple(key for key, _, _ in WAIT_KINDS):
+        return f"site {site['site']!r} is of kind {site.get('kind')!r}"
+    if not is_seconds(site.get("seconds")) or not is_seconds(site.get("most_seconds")):
+        return f"site {site['site']!r} has no time in seconds for seconds or most_seconds"
+    if type(site.get("ranks")) is not int or not 0 <= site["ranks"] <= ranks:
+        return f"site {site['site']!r} waited on {site.get('ranks')!r} ranks"
+    if not is_rank(site.get("most_rank"), ranks):
+        return f"the rank that waited most at site {site['site']!r} is {site.get('most_rank')!r}"
+    return None
+
+
+def wait_states_problem(waits, ranks):
+    """What is wrong with the report's wait_states for a trace of `ranks` ranks, None if nothing:
+    the page draws every rank's bar and every site's row from it, and must not guess."""
+    if not isinstance(waits, dict):
+        return "wait_states is not an object"
+    problem = wait_times_problem(waits.get("total"), "wait_states.total")
+    if problem:
+        return problem
+    per_rank = waits.get("per_rank")
+    if not isinstance(per_rank, list):
+        return "wait_states.per_rank is not a list"
+    seen = set()
+    for entry in per_rank:
+        problem = wait_times_problem(entry, "a wait_states.per_rank entry")
+        if problem:
+            return problem
+        if not is_rank(entry.get("rank"), ranks) or entry["rank"] in seen:
+            return f"wait_states.per_rank has rank {entry.get('rank')!r} of {ranks} ranks, or has it twice"
+        seen.add(entry["rank"])
+    if len(seen) != ranks:
+        return f"wait_states.per_rank has {len(seen)} of the {ranks} ranks"
+    sites = waits.get("sites")
+    if not isinstance(sites, list):
+        return "wait_states.sites is not a list"
+    for site in sites:
+        problem = site_problem(site, ranks)
+        if problem:
+            return f"in wait_states.sites, {problem}"
+    return None
+
+
+def read_replay_report(path, ranks):
+    """The report `h-replay --report-json` wrote of a replay of this trace (of `ranks` ranks), its wait
+    states checked: a report of another job, or one this h-report does not read, is named in one line
+    rather than drawn wrong. wait_states null or absent (an older h-replay) is not an error."""
+    def refused(why):
+        return ReportError(f"h-report: {path}: {why}")
+
+    try:
+        data = pathlib.Path(path).read_bytes()
+    except OSError as error:
+        raise refused(f"cannot read it ({error.strerror})")
+    try:
+        report = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:
+        raise refused(f"not JSON ({'too deeply nested' if isinstance(error, RecursionError) else error})")
+    if not isinstance(report, dict):
+        raise refused("not a replay report (h-replay --report-json writes an object)")
+    if type(report.get("ranks")) is not int:
+        raise refused(f"no number of ranks (ranks is {report.get('ranks')!r})")
+    if report["ranks"] != ranks:
+        raise refused(f"a replay of {report['ranks']} ranks, the trace has {ranks}: not a replay of this trace")
+    if "mode" in report and not isinstance(report["mode"], str):
+        raise refused("its mode is not text")
+    for key in ("replay_seconds", "traced_seconds"):
+        if key in report and not is_seconds(report[key]):
+            raise refused(f"its {key} are not seconds")
+    if report.get("wait_states") is not None:
+        problem = wait_states_problem(report["wait_states"], ranks)
+        if problem:
+            raise refused(f"not the wait states h-report reads ({problem})")
+    return report
+
+
+def replay_text(report):
+    """What the report says of its replay: its mode, and its time against the traced time."""
+    facts = []
+    if report.get("mode"):
+        facts.append(f"a {report['mode']} replay")
+    if "replay_seconds" in report and "traced_seconds" in report:
+        facts.append(f"it took {report['replay_seconds']:.6g} s where the traced run took "
+                     f"{report['traced_seconds']:.6g} s")
+    return "; ".join(facts)
+
+
+def waits_figure(waits, ranks):
+    per_rank = {entry["rank"]: entry for entry in waits["per_rank"]}
+    shown = list(range(min(ranks, MAX_WAIT_RANKS)))
+    note = "Each rank's seconds in calls that waited for a late partner, by kind."
+    if len(shown) < ranks:
+        note += f" Only the first {len(shown)} of {number(ranks)} ranks are shown; the replay report has them all."
+    # Exact, as the report gives them: a reader of data-value compares them with the file.
+    values = [[per_rank[rank][key] for key, _, _ in WAIT_KINDS] for rank in shown]
+    chart = svg_charts.stacked_bar_chart("Seconds waited per rank in the replay", shown, WAIT_KINDS, values,
+                                         unit="seconds", x_label="rank", label_attribute="rank",
+                                         css_class="stacked-bars waits-chart")
+    return f'<p class="note">{html.escape(note)}</p><figure>{chart}</figure>'
+
+
+def waits_table(waits, profile):
+    sites = waits["sites"]
+    if not sites:
+        return '<p class="note">No call of the replay waited.</p>'
+    # The replay names a site by its signature, as the profile does; the profile knows where it is.
+    places = {site["site"]: site for site in profile["sites"]}
+    names = {key: name for key, name, _ in WAIT_KINDS}
+    rows = "".join(
+        f'<tr class="wait-site" data-site="{html.escape(site["site"])}" data-op="{html.escape(site["op"])}" '
+        f'data-kind="{site["kind"]}" data-seconds="{site["seconds"]}" data-ranks="{site["ranks"]}" '
+        f'data-most-rank="{site["most_rank"]}" data-most-seconds="{site["most_seconds"]}">'
+        f'<td>{html.escape(site["site"])}</td><td>{html.escape(site["op"])}</td><td>{names[site["kind"]]}</td>'
+        f'<td class="number">{site["seconds"]:.6g}</td><td class="number">{site["ranks"]}</td>'
+        f'<td class="number">{site["most_rank"]}</td><td class="number">{site["most_seconds"]:.6g}</td>'
+        f'<td>{html.escape(site_place(places.get(site["site"], {})))}</td></tr>'
+        for site in sites)
+    which = "The call site that waited" if len(sites) == 1 else f"The {len(sites)} call sites that waited longest"
+    return (f'<p class="note">{which} (the replay report lists at most 20), all ranks together, with the rank '
+            'that waited most there.</p><div class="wide">'
+            '<table class="wait-sites"><tr><th>site</th><th>operation</th><th>waiting as</th>'
+            '<th class="number">seconds waited</th><th class="number">ranks that waited</th>'
+            '<th class="number">rank that waited most</th><th class="number">its seconds</th><th>where</th></tr>'
+            f'{rows}</table></div>')
+
+
+def waits_section(replay_path, report, profile, ranks):
+    facts = replay_text(report)
+    parts = ['<section id="waits"><h2>Who waited for whom</h2>',
+             f'<p class="note">The wait states of the replay in <code>{html.escape(replay_path)}</code>'
+             f'{html.escape(f" ({facts})" if facts else "")}, as Scalasca names them: a late sender is a '
+             'blocking receive entered before its message was sent, a late receiver an MPI_Ssend entered '
+             'before its receive, and waiting at a collective a blocking collective entered before the last '
+             'of the partners it needs. A wait is at most the call\'s own time. They are the replay\'s, not '
+             'the traced run\'s: the replay re-enacts the trace\'s computation and calls, and the ranks wait '
+             'for each other as they come.</p>']
+    waits = report.get("wait_states")
+    if waits is None:
+        parts.append('<p class="note waits-missing">The replay did not report wait states (its wait_states is '
+                     'null or absent, as an h-replay older than them writes it).</p>')
+    else:
+        total = waits["total"]
+        parts.append('<p class="note">In all: ' + ", ".join(
+            f"{html.escape(name)} {total[key]:.6g} s" for key, name, _ in WAIT_KINDS) + ".</p>")
+        parts.append(waits_figure(waits, ranks))
+        parts.append(waits_table(waits, profile))
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def report_html(trace_path, summary, matrix, calls, profile, timeline, replay=None):
+    """The page; `replay` is (path, report) of --replay-report, None without it."""
     trace = summary.header
     totals = {"calls": sum(calls["operations"].values()),
               "messages": sum(p["messages"] for p in matrix["pairs"]),
@@ -909,6 +1103,7 @@ def report_html(trace_path, summary, matrix, calls, profile, timeline):
         calls_section(calls),
         profile_section(profile),
         timeline_section(timeline),
+        "" if replay is None else waits_section(*replay, profile, trace["ranks"]),
         "</body></html>",
         "",
     ])
@@ -921,6 +1116,8 @@ def parse_arguments(argv):
     parser.add_argument("--h-dump", help="the h-dump to read the trace with")
     parser.add_argument("--timeline-ranks", metavar="LIST",
                         help=f"the ranks the timeline shows, as 0-3,8 (the first {DEFAULT_TIMELINE_RANKS})")
+    parser.add_argument("--replay-report", metavar="REPLAY.json",
+                        help="h-replay --report-json of a replay of the trace: the page shows who waited for whom")
     return parser.parse_args(argv)
 
 
@@ -936,11 +1133,14 @@ def main(argv):
             summary = h_dump_trace(h_dump, args.trace)
             ranks = summary.header["ranks"]
             timeline = Timeline(ranks, min(ranks, MAX_SPLIT_RANKS), timeline_ranks(ranges, ranks, args.timeline_ranks))
+            replay = None
+            if args.replay_report is not None:
+                replay = (args.replay_report, read_replay_report(args.replay_report, ranks))
             matrix = h_dump_json(h_dump, ["--matrix"], args.trace)
             calls = h_dump_json(h_dump, ["--calls"], args.trace)
             profile = h_dump_json(h_dump, ["--profile"], args.trace)
             h_dump_timeline(h_dump, args.trace, timeline)
-            page = report_html(args.trace, summary, matrix, calls, profile, timeline)
+            page = report_html(args.trace, summary, matrix, calls, profile, timeline, replay)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError, RecursionError) as error:
             # h-dump's JSON is h-report's input too: one from another h-dump, or one that does not
             # hold what this h-report reads, is named, not a traceback.

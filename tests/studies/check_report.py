@@ -2,8 +2,9 @@
 """End-to-end test of h-report: trace two shipped programs, write their reports, open them in
 headless Chromium, and check what the pages show against what the programs did.
 
-    check_report.py --h-trace PATH --h-dump PATH --h-report PATH --ring PROGRAM --convergence PROGRAM
-                    [--mpirun PATH] [--chromium PATH] [--keep]
+    check_report.py --h-trace PATH --h-dump PATH --h-report PATH --h-replay PATH --ring PROGRAM
+                    --convergence PROGRAM --load-imbalance PROGRAM [--smpirun PATH --h-replay-smpi PATH
+                    --platform XML] [--mpirun PATH] [--chromium PATH] [--keep]
 
 1. Chromium first shows that it can see what this test looks for: a page with a console error and a
    missing image, and an XHTML page with a markup error, must be caught. A Chromium whose log or DOM
@@ -30,6 +31,18 @@ headless Chromium, and check what the pages show against what the programs did.
    no script, no external reference and is well-formed XML. The checks of 2 and 3 read the DOM
    Chromium built from the HTML page (--dump-dom), by class names and data- attributes.
 5. A truncated trace and a missing one: h-report exits 1 with one line naming the file, writes nothing.
+6. load_imbalance (12 iterations at 4 ranks, rank 0 computing 10 ms each, the others 2 ms), replayed
+   with h-replay --report-json (with --smpirun and --h-replay-smpi, on SimGrid's simulated platform,
+   where the waits are deterministic; else by mpirun, whose times are noise and not checked), then
+   its page with --replay-report: the section "Who waited for whom" must draw one bar per rank whose
+   segments are that rank's late_sender, late_receiver and wait_at_collective seconds in the report
+   (to 6 significant digits), and list the report's sites in its order with their operation, kind,
+   seconds and most waiting rank. Against the program: it sends no message, so no rank is a late
+   sender or receiver; the first site is its MPI_Allreduce, waiting at a collective, in
+   load_imbalance.c where the profile knows the file; and, simulated, rank 0 (the slow one, that the
+   others wait for) waits less than a tenth of the rank that waits most. A report whose ranks are not
+   the trace's is refused (exit 1, one line naming the file, no page); one whose wait_states is null
+   gives a page that says the replay reported none.
 
 Exit status 0 passes, 1 fails, 77 skips (no Chromium, or no mpirun), as Meson reads them. The
 scratch directory is kept after a failure (and with --keep).
@@ -63,6 +76,11 @@ SPLIT_TOLERANCE = 0.01  # the bars' MPI time against the timeline's calls
 OVERLAP_TOLERANCE_US = 0.002  # h-dump writes times to the nanosecond
 TIMELINE_RANKS = [1, 3]
 BAD_TIMELINE_RANKS = ("0-x", "3-1", str(RANKS))
+LOAD_IMBALANCE_ARGS = ("12", "10", "2")  # iterations, rank 0's and the others' milliseconds each
+WAIT_KINDS = ("late_sender", "late_receiver", "wait_at_collective")
+WAIT_DIGITS = 1e-6  # the page's seconds against the report's: 6 significant digits
+RANK_0_WAIT_SHARE = 0.1  # simulated, rank 0 waits less than this share of the longest wait
+SMPI_QUIET = ["--log=xbt_cfg.thres:warning", "--log=smpi_config.thres:warning"]
 RUN_TIMEOUT = 120
 # The only absolute addresses a self-contained page may hold: the namespaces of its markup.
 NAMESPACES = {"http://www.w3.org/1999/xhtml", "http://www.w3.org/2000/svg"}
@@ -134,6 +152,11 @@ class Element:
         self.attributes = attributes
         self.parent = parent
         self.children = []
+        self.texts = []
+
+    def text(self):
+        """The element's text, its children's included, spaces as in the markup."""
+        return "".join(self.texts + [child.text() for child in self.children])
 
     def classes(self):
         return set(self.attributes.get("class", "").split())
@@ -149,7 +172,8 @@ class Element:
 
 
 class DomBuilder(html.parser.HTMLParser):
-    """The tree of Chromium's serialized DOM (elements and attributes; text is not needed)."""
+    """The tree of Chromium's serialized DOM: elements, attributes and text (a child's text is kept by
+    the child, so an element's text() is in order only where it has no children and text both)."""
     VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
     def __init__(self):
@@ -165,6 +189,9 @@ class DomBuilder(html.parser.HTMLParser):
 
     def handle_startendtag(self, tag, attrs):
         self.current.children.append(Element(tag, {name: value or "" for name, value in attrs}, self.current))
+
+    def handle_data(self, data):
+        self.current.texts.append(data)
 
     def handle_endtag(self, tag):
         element = self.current
@@ -509,6 +536,138 @@ def check_convergence(args, chromium, directory, failures):
         failures.append(f"convergence.html: the heat map has {sum(cells.values())} bytes, the pair table {sent_bytes}")
 
 
+# ---- who waited for whom ----
+
+def replay_report(args, trace_path, report_path):
+    """Replays the trace with --report-json: on SimGrid where it is given, else by mpirun; returns
+    whether the replay was simulated."""
+    simulated = bool(args.smpirun and args.h_replay_smpi and args.platform)
+    if simulated:
+        command = [args.smpirun, "-platform", os.path.abspath(args.platform), "-np", str(RANKS), *SMPI_QUIET,
+                   args.h_replay_smpi, "--report-json", report_path, trace_path]
+    else:
+        command = mpirun_command(args.mpirun, RANKS, [args.h_replay, "--report-json", report_path, trace_path])
+    result = run(command)
+    if result.returncode != 0 or not report_path.is_file():
+        raise TestFailure(f"replaying {trace_path.name} failed (exit status {result.returncode}):\n"
+                          f"{result.stdout}{result.stderr}")
+    return simulated
+
+
+def same_seconds(shown, given):
+    return abs(shown - given) <= WAIT_DIGITS * max(abs(shown), abs(given))
+
+
+def wait_bars(waits):
+    """{rank: {kind: seconds}} from the wait-state chart's segments; None without the chart."""
+    chart = waits.find("svg", "waits-chart")
+    if chart is None:
+        return None
+    bars = {}
+    for rect in chart.find_all("rect"):
+        segment = rect.attributes
+        if "data-part" in segment:
+            bars.setdefault(int(segment["data-rank"]), {})[segment["data-part"]] = float(segment["data-value"])
+    return bars
+
+
+def check_wait_bars(bars, replay, simulated, failures):
+    """The bars against the report's per_rank, and against the program: no messages, so no late
+    sender or receiver; simulated, rank 0 is the one the others wait for."""
+    expected = {entry["rank"]: {kind: entry[kind] for kind in WAIT_KINDS}
+                for entry in replay["wait_states"]["per_rank"]}
+    if sorted(bars) != list(range(RANKS)):
+        failures.append(f"load_imbalance.html: the wait-state bars are for ranks {sorted(bars)}, "
+                        f"expected 0-{RANKS - 1}")
+    for rank, parts in sorted(bars.items()):
+        given = expected.get(rank, {})
+        if set(parts) != set(WAIT_KINDS) or not all(same_seconds(parts[kind], given.get(kind, -1))
+                                                    for kind in WAIT_KINDS):
+            failures.append(f"load_imbalance.html: rank {rank}'s wait-state bar is {parts}, the replay report "
+                            f"says {given}")
+        if parts.get("late_sender") != 0 or parts.get("late_receiver") != 0:
+            failures.append(f"load_imbalance.html: rank {rank} waits as a late sender or receiver ({parts}), in a "
+                            "program that sends no message")
+    if simulated and bars:
+        longest = max(parts.get("wait_at_collective", 0) for parts in bars.values())
+        rank_0 = bars.get(0, {}).get("wait_at_collective")
+        if longest <= 0 or rank_0 is None or rank_0 >= RANK_0_WAIT_SHARE * longest:
+            failures.append(f"load_imbalance.html: rank 0 waits {rank_0} s at collectives, the rank that waits "
+                            f"most {longest} s; rank 0 is the slow one, so it should wait less than "
+                            f"{RANK_0_WAIT_SHARE:.0%} of that")
+
+
+def check_wait_sites(args, waits, replay, trace_path, failures):
+    """The site table against the report's sites, in order, and its first row against the program:
+    its one MPI_Allreduce, waiting at a collective, in load_imbalance.c where the profile has a file."""
+    rows = list(waits.find_all("tr", "wait-site"))
+    shown = [(row.attributes["data-op"], row.attributes["data-kind"], float(row.attributes["data-seconds"]),
+              int(row.attributes["data-most-rank"])) for row in rows]
+    given = [(site["op"], site["kind"], site["seconds"], site["most_rank"]) for site in replay["wait_states"]["sites"]]
+    if len(shown) != len(given) or any(a[:2] != b[:2] or a[3] != b[3] or not same_seconds(a[2], b[2])
+                                       for a, b in zip(shown, given)):
+        failures.append(f"load_imbalance.html: the waiting sites are {shown}, the replay report's {given}")
+    if not shown or shown[0][:2] != ("MPI_Allreduce", "wait_at_collective"):
+        failures.append(f"load_imbalance.html: the first waiting site is {shown[:1]}, expected the program's "
+                        "MPI_Allreduce waiting at a collective")
+        return
+    profile = json.loads(run([args.h_dump, "--profile", "--json", trace_path]).stdout)
+    location = next((site.get("location") or {} for site in profile["sites"]
+                     if site["site"] == rows[0].attributes["data-site"]), {})
+    where = list(rows[0].find_all("td"))[-1].text().strip()
+    if location.get("file") and not where.startswith("load_imbalance.c:"):
+        failures.append(f"load_imbalance.html: the MPI_Allreduce's site is at '{where}', expected load_imbalance.c")
+
+
+def check_waits(args, chromium, directory, failures):
+    trace_path = directory / "load_imbalance.h"
+    trace(args, args.load_imbalance, LOAD_IMBALANCE_ARGS, 100, trace_path)
+    report_path = directory / "load_imbalance-replay.json"
+    simulated = replay_report(args, trace_path, report_path)
+    replay = json.loads(report_path.read_text())
+    if not isinstance(replay.get("wait_states"), dict):
+        raise TestFailure(f"{report_path.name} has no wait states: {replay.get('wait_states')!r}")
+    page = directory / "load_imbalance.html"
+    report(args, trace_path, page, ["--replay-report", report_path])
+    root = load_page(chromium, page, failures)
+    waits = section(root, "waits")
+    heading = waits.find("h2")
+    if heading is None or heading.text().strip() != "Who waited for whom":
+        failures.append("load_imbalance.html: no section 'waits' headed 'Who waited for whom'")
+        return
+    bars = wait_bars(waits)
+    if bars is None:
+        failures.append("load_imbalance.html: no wait-state chart (svg.waits-chart) in the waits section")
+    else:
+        check_wait_bars(bars, replay, simulated, failures)
+    check_wait_sites(args, waits, replay, trace_path, failures)
+    check_other_replay_reports(args, directory, trace_path, replay, failures)
+
+
+def check_other_replay_reports(args, directory, trace_path, replay, failures):
+    """A report of a replay of other ranks is refused in one line; one without wait states is shown
+    as such."""
+    wrong = directory / "wrong-ranks.json"
+    wrong.write_text(json.dumps(dict(replay, ranks=RANKS + 1)))
+    page = directory / "wrong-ranks.html"
+    result = run([sys.executable, args.h_report, "--h-dump", args.h_dump, trace_path, "-o", page,
+                  "--replay-report", wrong])
+    lines = result.stderr.strip().splitlines()
+    if (result.returncode != 1 or len(lines) != 1 or not lines[0].startswith(f"h-report: {wrong}: ")
+            or page.exists()):
+        failures.append(f"h-report --replay-report {wrong.name}: exit status {result.returncode}, stderr "
+                        f"{result.stderr!r}, report written: {page.exists()}; expected status 1, one line naming "
+                        "the file, and no report")
+    none = directory / "no-waits.json"
+    none.write_text(json.dumps(dict(replay, wait_states=None)))
+    page = directory / "no-waits.html"
+    report(args, trace_path, page, ["--replay-report", none])
+    text = page.read_text(encoding="utf-8")
+    if 'id="waits"' not in text or "waits-missing" not in text or "waits-chart" in text:
+        failures.append(f"{page.name}: a replay report whose wait_states is null should give a waits section that "
+                        "says so, without a chart")
+
+
 def check_damaged_traces(args, directory, failures):
     whole = (directory / "ring.h").read_bytes()
     cut = directory / "ring-cut.h"
@@ -529,8 +688,13 @@ def parse_arguments(argv):
     parser.add_argument("--h-trace", required=True)
     parser.add_argument("--h-dump", required=True)
     parser.add_argument("--h-report", required=True)
+    parser.add_argument("--h-replay", required=True, help="the real MPI h-replay")
     parser.add_argument("--ring", required=True, help="tests/mpi's ring program")
     parser.add_argument("--convergence", required=True, help="tests/mpi's convergence program")
+    parser.add_argument("--load-imbalance", required=True, help="tests/mpi's load_imbalance program")
+    parser.add_argument("--smpirun", help="SimGrid's smpirun: replays load_imbalance simulated")
+    parser.add_argument("--h-replay-smpi", help="h-replay for SimGrid, with --smpirun")
+    parser.add_argument("--platform", help="the SimGrid platform, with --smpirun")
     parser.add_argument("--mpirun", default=shutil.which("mpirun"))
     parser.add_argument("--chromium", default=shutil.which("chromium") or shutil.which("chromium-browser"))
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory")
@@ -553,13 +717,15 @@ def main(argv):
         check_ring(args, chromium, directory, failures)
         check_convergence(args, chromium, directory, failures)
         check_damaged_traces(args, directory, failures)
+        check_waits(args, chromium, directory, failures)
     except TestFailure as failure:
         failures.append(str(failure))
     if failures:
         print("FAIL:\n  " + "\n  ".join(failures))
         print(f"scratch directory kept: {directory}")
         return 1
-    print("PASS: the reports load without errors in Chromium and show what ring and convergence did")
+    print("PASS: the reports load without errors in Chromium and show what ring, convergence and load_imbalance "
+          "did")
     if args.keep:
         print(f"scratch directory kept: {directory}")
     else:
