@@ -10,8 +10,7 @@ For every page:
   tool, and it has the sections a page of its kind needs; it is ASCII, listed in meson.build, and
   writes an option's dashes '\\-' (a plain '-' there is a hyphen to groff, which no shell takes);
 - a tool's page and the tool's own usage (`TOOL --help`; h-replay's under `mpirun -np 1`, which
-  h-replay-smpi prints too; the studies' by `python3 src/studies/h_*.py --help`, h-sweep's with a '--'
-  after it, without which it prints its synopsis alone and exits 1) name the same long
+  h-replay-smpi prints too; the studies' by `python3 src/studies/h_*.py --help`) name the same long
   options (--[a-z0-9-]+): one the usage names is in the page, as an entry (.TP/.TQ) of its OPTIONS
   unless it belongs to another program, and one the page names is in the usage. --help is left out
   (every tool takes it; the C++ tools' usages do not list it). A page names the options of other
@@ -145,9 +144,6 @@ def tool_usages(args, checker):
     studies = pathlib.Path(args.source_root) / "src" / "studies"
     for tool, script in STUDIES.items():
         commands[tool] = [sys.executable, str(studies / script), "--help"]
-    # Without a '--' on its command line h-sweep prints only its synopsis (and exits 1); with one,
-    # argparse's usage, which lists every option.
-    commands["h-sweep"].append("--")
     # Open MPI refuses to start as root unless told; harmless for other users and other libraries.
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     usages = {}

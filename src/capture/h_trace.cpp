@@ -21,7 +21,8 @@ constexpr const char* kUsage =
     "  HTRACE_IO_EXCLUDE  colon-separated paths whose POSIX I/O is not recorded (besides /proc, /sys,\n"
     "                   /dev and the trace file)\n"
     "  HTRACE_PYTHON_IMPORTS  1: keep the POSIX I/O of Python's import system (left out by default)\n"
-    "  HTRACE_LIBRARY   the tracer library to preload (default: the one installed with h-trace)\n";
+    "  HTRACE_LIBRARY   the tracer library to preload (default: the one installed with h-trace)\n"
+    "  HTRACE_STATS     1: print at the end how often the call-path cache spared an unwind\n";
 
 bool readable(const char* path) { return access(path, R_OK) == 0; }
 

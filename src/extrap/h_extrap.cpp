@@ -43,6 +43,9 @@ int main(int argc, char** argv)
         } else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             return 0;
+        } else if (arg == "-o" || arg == "--ranks") {
+            std::cerr << "h-extrap: " << arg << " wants a value after it\n" << kUsage;
+            return 2;
         } else if (!arg.empty() && arg[0] == '-') {
             std::cerr << "h-extrap: unknown option " << arg << "\n" << kUsage;
             return 2;

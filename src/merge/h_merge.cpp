@@ -31,6 +31,9 @@ int main(int argc, char** argv)
         } else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             return 0;
+        } else if (arg == "-o") {
+            std::cerr << "h-merge: " << arg << " wants a value after it\n" << kUsage;
+            return 2;
         } else if (!arg.empty() && arg[0] == '-') {
             std::cerr << "h-merge: unknown option " << arg << "\n" << kUsage;
             return 2;

@@ -3,7 +3,8 @@
 for a production run.
 
     h-sweep [--levels 100,95,90,80,70,60,50,0] -np N [--output-dir DIR] [--mpirun PATH]
-            [--mpirun-arg ARG ...] [--replay-arg ARG ...] -- PROGRAM [ARGS...]
+            [--mpirun-arg ARG ...] [--replay-arg ARG ...] [--h-trace PATH] [--h-replay PATH]
+            [--h-dump PATH] -- PROGRAM [ARGS...]
 
 For each level, in the order given: traces the application once (`mpirun -np N h-trace PROGRAM
 ARGS` with MERGE_PRECISION set), replays the trace (`mpirun -np N h-replay --report-json ...`), and
@@ -58,19 +59,23 @@ def parse_levels(text):
 
 
 def parse_arguments(argv):
+    parser = argparse.ArgumentParser(prog="h-sweep", usage=__doc__.split("\n\n")[1])
+    parser.add_argument("--levels", default=DEFAULT_LEVELS,
+                        help="merge precisions to trace at, in this order (default %(default)s)")
+    parser.add_argument("-np", dest="ranks", type=int, required=True, help="ranks of every run")
+    parser.add_argument("--output-dir", default=".", help="where sweep.csv, sweep.svg and the traces go")
+    parser.add_argument("--mpirun", default="mpirun", help="the MPI launcher (default mpirun)")
+    parser.add_argument("--mpirun-arg", action="append", default=[], help="an option for every mpirun")
+    parser.add_argument("--replay-arg", action="append", default=[], help="an option for every h-replay")
+    parser.add_argument("--h-trace", help="the h-trace launcher (default: beside h-sweep, then PATH)")
+    parser.add_argument("--h-replay", help="h-replay (default: beside h-sweep, then PATH)")
+    parser.add_argument("--h-dump", help="h-dump (default: beside h-sweep, then PATH)")
     if "--" not in argv:
+        if "-h" in argv or "--help" in argv:
+            parser.print_help()
+            sys.exit(0)
         sys.exit("h-sweep: put the application and its arguments after '--'\n" + __doc__.split("\n\n")[1])
     split = argv.index("--")
-    parser = argparse.ArgumentParser(prog="h-sweep", usage=__doc__.split("\n\n")[1])
-    parser.add_argument("--levels", default=DEFAULT_LEVELS)
-    parser.add_argument("-np", dest="ranks", type=int, required=True)
-    parser.add_argument("--output-dir", default=".")
-    parser.add_argument("--mpirun", default="mpirun")
-    parser.add_argument("--mpirun-arg", action="append", default=[])
-    parser.add_argument("--replay-arg", action="append", default=[])
-    parser.add_argument("--h-trace")
-    parser.add_argument("--h-replay")
-    parser.add_argument("--h-dump")
     args = parser.parse_args(argv[:split])
     args.command = argv[split + 1:]
     if not args.command:

@@ -1,4 +1,6 @@
 #pragma once
+// The checks and their messages are listed in docs/trace-format.md (section 10, "Limits and the
+// reader's checks"): a check added or changed here updates it.
 // The reader's checks of a decoded trace against its header and itself (trace/limits.hpp says what
 // they allow). read_trace_file and decode_trace run them on every trace, so that every tool reads
 // traces through one validating reader: a damaged or hostile trace is refused with one line naming

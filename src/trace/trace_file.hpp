@@ -1,4 +1,6 @@
 #pragma once
+// The format is specified in docs/trace-format.md: a change to what is written or read here
+// updates it (and bumps kTraceFormatVersion where the bytes change).
 // The trace file: magic, total size, format version, then header and body (compressed, from format
 // 11, where that is smaller), CRC-32. Integers are variable-length (LEB128, zigzag for signed
 // values) because the file's size is a headline number.
