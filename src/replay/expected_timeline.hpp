@@ -13,7 +13,8 @@
 namespace htrace::replay {
 
 // Gives `writer` every rank's timeline, in rank order, and finishes it. Refuses a trace whose ranks
-// make more than `max_calls` calls in all (the error; the writer then has an incomplete timeline).
+// make more than `max_calls` calls in all, or whose ranks x walk steps exceed 10 x `max_calls` (the
+// error; the writer then has an incomplete timeline).
 std::string write_expected_timeline(const Trace& trace, uint64_t max_calls, timeline::TimelineWriter& writer);
 
 }  // namespace htrace::replay

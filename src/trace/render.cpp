@@ -642,7 +642,8 @@ RenderError sequence_pass(std::ostream& out, const Trace& trace, const std::vect
 
 }  // namespace
 
-RenderError check_call_count(const Trace& trace, uint64_t max_calls, std::vector<char>* calling_ranks)
+RenderError check_call_count(const Trace& trace, uint64_t max_calls, std::vector<char>* calling_ranks,
+                             uint64_t* walk_steps)
 {
     // At the trace's cost, so that a loop of 10^15 iterations is refused at once: the calls, and the
     // steps of the full walk (instances with and without active ranks), which each pass takes.
@@ -673,6 +674,7 @@ RenderError check_call_count(const Trace& trace, uint64_t max_calls, std::vector
         return "the sequence has more than --max-calls " + std::to_string(max_calls) + " calls to visit";
     }
     if (calling_ranks != nullptr) *calling_ranks = std::move(calling);
+    if (walk_steps != nullptr) *walk_steps = steps;
     return {};
 }
 

@@ -82,8 +82,10 @@ RenderError render_matrix_json(std::ostream& out, const Trace& trace, uint64_t m
 
 // Refuses, at the trace's cost, a trace whose walk (loops expanded) makes more than `max_calls`
 // calls over all ranks or takes more steps; else empty, and with `calling_ranks` which world ranks
-// make any call (by rank: 1 or 0). For the views that visit every call (--sequence, timelines).
-RenderError check_call_count(const Trace& trace, uint64_t max_calls, std::vector<char>* calling_ranks = nullptr);
+// make any call (by rank: 1 or 0) and `walk_steps` the steps of one full walk. For the views that
+// visit every call (--sequence, timelines).
+RenderError check_call_count(const Trace& trace, uint64_t max_calls, std::vector<char>* calling_ranks = nullptr,
+                             uint64_t* walk_steps = nullptr);
 
 // An mpiP-style profile from the trace alone (h-dump --profile): the job's time, where each rank's
 // went (least, mean and most over the ranks, with which rank: TraceHeader::rank_times), and the call
