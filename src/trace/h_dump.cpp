@@ -72,86 +72,115 @@ int write_timelines(const htrace::Trace& trace, const std::string& path, const s
     return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv)
-{
+struct Options {
+    std::string path;
     bool json = false;
     bool calls = false;
     bool sequence = false;
     bool matrix = false;
     bool profile = false;
     size_t top = 20;
-    std::ios::sync_with_stdio(false);  // only iostreams write: the large views go faster unsynchronised
     uint64_t max_calls = htrace::kDefaultMaxCalls;
-    std::string path;
     std::string chrome_trace;
     std::string otf2_dir;
+    bool timeline() const { return !chrome_trace.empty() || !otf2_dir.empty(); }
+};
+
+// A whole number after option `arg`, or a message saying what was wrong.
+template <typename Number>
+std::string whole_number(std::string_view arg, std::string_view given, const char* what, Number& out)
+{
+    const auto [end, error] = std::from_chars(given.data(), given.data() + given.size(), out);
+    if (!given.empty() && error == std::errc() && end == given.data() + given.size()) return {};
+    return std::string(arg) + " wants a whole number of " + what + ", not '" + std::string(given) + "'";
+}
+
+// Empty when the options make sense together, else why not; `help` when the usage was asked for.
+std::string parse_options(int argc, char** argv, Options& options, bool& help)
+{
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
+        const auto value = [&]() -> std::string_view { return i + 1 < argc ? argv[++i] : ""; };
+        std::string problem;
         if (arg == "--max-calls") {
-            const std::string_view given = i + 1 < argc ? argv[++i] : "";
-            const auto [end, error] = std::from_chars(given.data(), given.data() + given.size(), max_calls);
-            if (given.empty() || error != std::errc() || end != given.data() + given.size()) {
-                std::cerr << "h-dump: --max-calls wants a whole number of calls, not '" << given << "'\n" << kUsage;
-                return 2;
-            }
+            problem = whole_number(arg, value(), "calls", options.max_calls);
         } else if (arg == "--top") {
-            const std::string_view given = i + 1 < argc ? argv[++i] : "";
-            const auto [end, error] = std::from_chars(given.data(), given.data() + given.size(), top);
-            if (given.empty() || error != std::errc() || end != given.data() + given.size()) {
-                std::cerr << "h-dump: --top wants a whole number of call sites, not '" << given << "'\n" << kUsage;
-                return 2;
-            }
+            problem = whole_number(arg, value(), "call sites", options.top);
         } else if (arg == "--chrome-trace" || arg == "--otf2") {
-            const std::string given = i + 1 < argc ? argv[++i] : "";
-            if (given.empty()) {
-                std::cerr << "h-dump: " << arg << " wants a " << (arg == "--otf2" ? "directory" : "file") << "\n" << kUsage;
-                return 2;
-            }
-            (arg == "--otf2" ? otf2_dir : chrome_trace) = given;
-        } else if (arg == "--profile") {
-            profile = true;
-        } else if (arg == "--json") {
-            json = true;
-        } else if (arg == "--calls") {
-            calls = true;
-        } else if (arg == "--sequence") {
-            sequence = true;
-        } else if (arg == "--matrix") {
-            matrix = true;
+            const std::string_view given = value();
+            if (given.empty()) return std::string(arg) + " wants a " + (arg == "--otf2" ? "directory" : "file");
+            (arg == "--otf2" ? options.otf2_dir : options.chrome_trace) = given;
+        } else if (arg == "--profile" || arg == "--json" || arg == "--calls" || arg == "--sequence" || arg == "--matrix") {
+            (arg == "--profile" ? options.profile : arg == "--json" ? options.json : arg == "--calls" ? options.calls
+             : arg == "--sequence" ? options.sequence : options.matrix) = true;
         } else if (arg == "-h" || arg == "--help") {
-            std::cout << kUsage;
-            return 0;
+            help = true;
+            return {};
         } else if (!arg.empty() && arg[0] == '-') {
-            std::cerr << "h-dump: unknown option " << arg << "\n" << kUsage;
-            return 2;
-        } else if (path.empty()) {
-            path = arg;
+            return "unknown option " + std::string(arg);
+        } else if (!options.path.empty()) {
+            return "more than one trace given";
         } else {
-            std::cerr << "h-dump: more than one trace given\n" << kUsage;
-            return 2;
+            options.path = arg;
         }
+        if (!problem.empty()) return problem;
     }
-    if (path.empty()) {
-        std::cerr << kUsage;
-        return 2;
+    if (options.path.empty()) return "no trace given";
+    if (int(options.calls) + int(options.sequence) + int(options.matrix) + int(options.profile) > 1) {
+        return "--calls, --sequence, --matrix and --profile are different views: give one";
     }
-    if (int(calls) + int(sequence) + int(matrix) + int(profile) > 1) {
-        std::cerr << "h-dump: --calls, --sequence, --matrix and --profile are different views: give one\n" << kUsage;
-        return 2;
-    }
-    const bool timeline = !chrome_trace.empty() || !otf2_dir.empty();
-    if (timeline && (json || calls || sequence || matrix || profile)) {
-        std::cerr << "h-dump: --chrome-trace and --otf2 write files; give them without a view\n" << kUsage;
-        return 2;
+    if (options.sequence && options.json) return "--sequence has no JSON form";
+    if (options.timeline() && (options.json || options.calls || options.sequence || options.matrix || options.profile)) {
+        return "--chrome-trace and --otf2 write files; give them without a view";
     }
 #ifndef HTRACE_OTF2
-    if (!otf2_dir.empty()) {
-        std::cerr << "h-dump: --otf2: this h-dump was built without OTF2 (libotf2-trace-dev)\n";
+    if (!options.otf2_dir.empty()) return "--otf2: this h-dump was built without OTF2 (libotf2-trace-dev)";
+#endif
+    return {};
+}
+
+// The view the options ask for, written to stdout as it goes: the output may be far larger than the trace.
+htrace::RenderError write_view(const Options& options, const htrace::Trace& trace)
+{
+    const uint64_t max_calls = options.max_calls;
+    if (options.sequence) return htrace::render_sequence(std::cout, trace, max_calls);
+    if (options.matrix) {
+        return options.json ? htrace::render_matrix_json(std::cout, trace, max_calls)
+                            : htrace::render_matrix(std::cout, trace, max_calls);
+    }
+    if (options.profile) {
+        const htrace::SourceLines source_lines = htrace::resolve_source_lines(trace.locations);
+        return options.json ? htrace::render_profile_json(std::cout, trace, max_calls, source_lines)
+                            : htrace::render_profile(std::cout, trace, options.top, max_calls, source_lines);
+    }
+    if (options.calls) {
+        return options.json ? htrace::render_call_counts_json(std::cout, trace, max_calls)
+                            : htrace::render_call_counts(std::cout, trace, max_calls);
+    }
+    if (options.json) {
+        htrace::render_json(std::cout, trace);
+    } else {
+        htrace::render_text(std::cout, trace);
+    }
+    return {};
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::ios::sync_with_stdio(false);  // only iostreams write: the large views go faster unsynchronised
+    Options options;
+    bool help = false;
+    if (const std::string problem = parse_options(argc, argv, options, help); help || !problem.empty()) {
+        if (help) {
+            std::cout << kUsage;
+            return 0;
+        }
+        std::cerr << (problem == "no trace given" ? "" : "h-dump: " + problem + "\n") << kUsage;
         return 2;
     }
-#endif
+    const std::string& path = options.path;
     try {
         htrace::DecodeResult result = htrace::read_trace_file(path);
         if (!result.trace) {
@@ -159,27 +188,10 @@ int main(int argc, char** argv)
             return 1;
         }
         const htrace::Trace& trace = *result.trace;
-        if (timeline) return write_timelines(trace, path, chrome_trace, otf2_dir, max_calls);
-        // Written as it goes: the output may be far larger than the trace.
-        htrace::RenderError error;
-        if (sequence) {
-            error = htrace::render_sequence(std::cout, trace, max_calls);
-        } else if (matrix) {
-            error = json ? htrace::render_matrix_json(std::cout, trace, max_calls)
-                         : htrace::render_matrix(std::cout, trace, max_calls);
-        } else if (profile) {
-            const htrace::SourceLines source_lines = htrace::resolve_source_lines(trace.locations);
-            error = json ? htrace::render_profile_json(std::cout, trace, max_calls, source_lines)
-                         : htrace::render_profile(std::cout, trace, top, max_calls, source_lines);
-        } else if (calls) {
-            error = json ? htrace::render_call_counts_json(std::cout, trace, max_calls)
-                         : htrace::render_call_counts(std::cout, trace, max_calls);
-        } else if (json) {
-            htrace::render_json(std::cout, trace);
-        } else {
-            htrace::render_text(std::cout, trace);
+        if (options.timeline()) {
+            return write_timelines(trace, path, options.chrome_trace, options.otf2_dir, options.max_calls);
         }
-        if (!error.empty()) {
+        if (const htrace::RenderError error = write_view(options, trace); !error.empty()) {
             std::cerr << "h-dump: " << path << ": " << error << "\n";
             return 1;
         }
