@@ -107,16 +107,17 @@ std::string TimelineOutput::write(int rank, int size)
         const auto began = std::chrono::steady_clock::now();
         uint64_t kept = 0;
         uint64_t dropped = 0;
-        for (int r = 0; r < size; ++r) {
+        auto add = [&](const timeline::RankTimeline& rank_timeline) {
+            kept += rank_timeline.calls().size();
+            dropped += rank_timeline.dropped();
+            for (auto& writer : writers_) writer->add(rank_timeline);
+        };
+        add(*timeline_);
+        for (int r = 1; r < size; ++r) {
             timeline::RankTimeline received(r, size);
-            const std::string problem =
-                r == 0 ? timeline::RankTimeline::deserialize(timeline_->serialize(), received)
-                       : timeline::RankTimeline::deserialize(receive_bytes(r, comm), received);
+            const std::string problem = timeline::RankTimeline::deserialize(receive_bytes(r, comm), received);
             if (!problem.empty() && error.empty()) error = "rank " + std::to_string(r) + ": " + problem;
-            if (!problem.empty()) continue;
-            kept += received.calls().size();
-            dropped += received.dropped();
-            for (auto& writer : writers_) writer->add(received);
+            if (problem.empty()) add(received);
         }
         for (auto& writer : writers_) {
             if (std::string problem = writer->finish(); !problem.empty() && error.empty()) error = problem;
