@@ -11,8 +11,6 @@ namespace {
 
 bool is_blocking_receive(Op op) { return is_one_of(op, {Op::Recv, Op::Sendrecv, Op::Sendrecv_replace}); }
 
-bool is_non_blocking(Op op) { return operation_name(op).starts_with("MPI_I"); }
-
 // Who a rank waits for at a collective: everyone, the root, or (at the root) the others.
 enum class Waits { for_all, for_root, root_for_all };
 
@@ -52,7 +50,8 @@ void WaitStates::add(const RankTimeline& rank)
         if (kind == OperationKind::sendrecv && timed.source >= 0) {
             receives_[{timed.source, r, timed.recv_tag}].push_back(call);
         }
-        if ((kind == OperationKind::collective || kind == OperationKind::comm_create) && !is_non_blocking(timed.op)) {
+        // A non-blocking collective returns at once; its wait, if any, is in the completion call.
+        if ((kind == OperationKind::collective || kind == OperationKind::comm_create) && !creates_request(timed.op)) {
             const std::vector<Rank>& members = rank.communicators()[timed.comm];
             const uint32_t comm =
                 communicators_.try_emplace(members, static_cast<uint32_t>(communicators_.size())).first->second;

@@ -196,3 +196,17 @@ TEST_CASE("a wait is at most the waiting call's own time")
     REQUIRE(waits.finish().empty());
     CHECK(waited(waits, 1, WaitKind::late_sender) == doctest::Approx(1));
 }
+
+TEST_CASE("wait states: a communicator's creation waits like a collective, a non-blocking collective at its post does not")
+{
+    WaitStates waits;
+    // MPI_Intercomm_merge entered at 1 s and 4 s: rank 0 waits 3 s. MPI_Ibarrier posted at 10 s and
+    // 15 s returns at once; its wait, if any, is in the completion call.
+    waits.add(timeline_of(0, 2, {{CallKind::create_comm, Op::Intercomm_merge, -1, 1, 4.1},
+                                 {CallKind::collective, Op::Ibarrier, -1, 10, 10.1}}));
+    waits.add(timeline_of(1, 2, {{CallKind::create_comm, Op::Intercomm_merge, -1, 4, 4.1},
+                                 {CallKind::collective, Op::Ibarrier, -1, 15, 15.1}}));
+    REQUIRE(waits.finish().empty());
+    CHECK(waited(waits, 0, WaitKind::wait_at_collective) == doctest::Approx(3));
+    CHECK(waited(waits, 1, WaitKind::wait_at_collective) == 0);
+}
