@@ -1,34 +1,28 @@
 #!/usr/bin/env python3
-"""Benchmarks of the tracer (not part of the test suite; timing is noisy on shared machines).
+"""Benchmarks of the tracer (not part of the test suite; timing is noisy on shared machines): the one
+entry point that regenerates the tables of bench/RESULTS.md.
 
-    run_benchmarks.py sizes      [--build DIR]   trace bytes of the stencil at 4..64 ranks
-    run_benchmarks.py call-cost  [--build DIR]   added time per intercepted call (Isend/Irecv/Waitall loop)
-    run_benchmarks.py merge-time [--build DIR]   MPI_Finalize merge and write time at 64 ranks
-    run_benchmarks.py precision-sizes [--build DIR]   trace bytes vs ranks of the precision programs at 100/95/0
-    run_benchmarks.py precision-sweep [--build DIR]   trace bytes vs precision, convergence loop at 32 ranks
-    run_benchmarks.py merge-cost [--build DIR]        matching cost of the merge on long similar traces
-    run_benchmarks.py histogram-defaults [--build DIR] histogram fidelity and bytes vs bins and rebalance interval
-    run_benchmarks.py replay-time [--build DIR]       h-replay time vs traced time, 2, 8 and 32 ranks, precision 100 and 0
-    run_benchmarks.py replay-cost [--build DIR]       h-replay --no-compute at 64 ranks vs the application's MPI time
-    run_benchmarks.py simulated-fidelity [--build DIR] [--scratch DIR]
-                                                      h-replay-smpi --no-compute vs the SMPI build of each program,
-                                                      16/64/256 simulated ranks, traces at precision 100/95/0
-    run_benchmarks.py replay-time-2 [--build DIR] [--pairs N] [--output NAME]
-                                                      h-replay (with compute) vs traced time at 2 ranks
-    run_benchmarks.py compression [--build DIR] [--ranks 4,16,64] [--programs P,Q] [--output NAME] [--scratch DIR]
-                                                      trace bytes of every shipped program at precision 100 and 0
-                                                      vs. ranks, beside xz -9 of the per-rank call sequences
-    run_benchmarks.py trace-format [--build DIR] --scratch DIR
-                                                      the traces an earlier build kept in DIR, written again in
-                                                      this build's format (bench/rewrite-trace): bytes before, now
-    run_benchmarks.py folding-cost [--build DIR]      loop folding per call vs. loop body length (bench/folding-cost)
-    run_benchmarks.py io [--build DIR]                I/O programs' trace bytes vs ranks; added time per I/O call
-    run_benchmarks.py io-cost [--build DIR]           only the added time per MPI-IO and POSIX I/O call
-    run_benchmarks.py sweep [--build DIR]             h-sweep of the convergence loop at 32 ranks (plot in bench/)
+    run_benchmarks.py SUBCOMMAND [--build DIR] [--dry-run] [OPTIONS ...]
+    run_benchmarks.py SUBCOMMAND --help
 
-Each writes bench/results/<name>.csv and prints a Markdown table for RESULTS.md.
+Two kinds of subcommand, from the tables BUILTIN and SCRIPTS (which also make the list at the end of
+this docstring and of --help):
+
+- built in (this file): each writes bench/results/<name>.csv and prints a Markdown table for
+  RESULTS.md; their options are --build, --scratch, --programs, --ranks, --precisions, --output,
+  --table and --pairs (see each subcommand's --help).
+- scripts (the other bench/ programs): each runs one script with the arguments the page's figure was
+  made with ({build} stands for --build); any further arguments go to the script after those, so an
+  option given again overrides the default (`run_benchmarks.py smpi-scale --ranks 4096`); put `--`
+  before arguments that could be read as this file's own. A script that prints CSV has it saved to
+  bench/results/<name>.csv and printed as a Markdown table; the others print their own table.
+
+--dry-run prints the command (or, for a built-in, the function and arguments) without running it.
+Some scripts need arguments no default can give (another build's library, Pilgrim and the NPB,
+LULESH and miniGhost binaries, a directory of traces): the list below says which.
 """
 import argparse
+import collections
 import contextlib
 import csv
 import os
@@ -745,43 +739,258 @@ def folding_cost(build):
         print("| " + " | ".join(r) + " |")
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["sizes", "call-cost", "merge-time", "precision-sizes", "precision-sweep",
-                                         "merge-cost", "histogram-defaults", "replay-time", "replay-cost",
-                                         "simulated-fidelity", "replay-time-2", "compression", "trace-format", "folding-cost", "io", "io-cost", "sweep"])
-    parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument("--scratch", help="simulated-fidelity, replay-time-2, compression: keep traces, reports and logs "
-                        "here; trace-format: the traces to write again")
-    parser.add_argument("--programs", help="simulated-fidelity, compression: a comma-separated subset of the programs")
-    parser.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256; compression: "
-                        "rank counts (4,16,64)")
-    parser.add_argument("--precisions", help="simulated-fidelity: a comma-separated subset of 100,95,0")
-    parser.add_argument("--output", help="simulated-fidelity, compression, replay-time-2: write bench/results/OUTPUT.csv instead "
-                        "(parts of one benchmark run side by side)")
-    parser.add_argument("--table", action="store_true",
-                        help="simulated-fidelity: only print the table of bench/results/simulated_fidelity.csv")
-    parser.add_argument("--pairs", type=int, default=11, help="replay-time-2: trace/replay pairs per row (11)")
-    args = parser.parse_args()
-    build = pathlib.Path(args.build).resolve()
+# The built-in subcommands: name -> (what it runs, RESULTS.md section, what it measures).
+BUILTIN = {
+    "sizes": ("sizes", 1, "trace bytes of the stencil at 4..64 ranks"),
+    "compression": ("compression", 2, "trace bytes of every shipped program at p = 100 and 0 vs. ranks, beside xz -9 "
+                    "of the per-rank call sequences [--ranks 4,16,64] [--programs P,Q] [--output NAME] [--scratch DIR]"),
+    "trace-format": ("trace_format", 2, "the traces an earlier build kept in --scratch DIR, written again in this "
+                     "build's format (bench/rewrite-trace): bytes before, now"),
+    "precision-sizes": ("precision_sizes", 3, "trace bytes vs. ranks of the precision programs at p = 100, 95, 0"),
+    "precision-sweep": ("precision_sweep", 3, "trace bytes vs. precision, the convergence loop at 32 ranks"),
+    "sweep": ("sweep", 3, "h-sweep of the convergence loop at 32 ranks (plot in bench/)"),
+    "merge-cost": ("merge_cost", 3, "matching cost of the merge on long similar traces"),
+    "folding-cost": ("folding_cost", 3, "loop folding per call vs. loop body length (bench/folding-cost)"),
+    "histogram-defaults": ("histogram_defaults", 3, "histogram fidelity and bytes vs. bins and rebalance interval"),
+    "call-cost": ("call_cost", 4, "added time per intercepted call, the Isend/Irecv/Waitall ring at 1 and 2 ranks"),
+    "merge-time": ("merge_time", 6, "MPI_Finalize merge and write time of the stencil at 64 ranks"),
+    "replay-time-2": ("replay_time_2", 7, "h-replay (with compute) vs. traced time at 2 ranks [--pairs N] [--output NAME]"),
+    "replay-time": ("replay_time", 7, "h-replay time vs. traced time at 2, 8 and 32 ranks, p = 100 and 0"),
+    "replay-cost": ("replay_cost", 7, "h-replay --no-compute at 64 ranks vs. the application's MPI time"),
+    "simulated-fidelity": ("simulated_fidelity", 10, "h-replay-smpi --no-compute vs. the SMPI build of each program, "
+                           "16/64/256 simulated ranks, traces at p = 100/95/0 [--ranks] [--precisions] [--programs] "
+                           "[--scratch DIR] [--output NAME] [--table]"),
+    "io": ("io", 12, "the I/O programs' trace bytes vs. ranks, then io-cost"),
+    "io-cost": ("io_cost", 12, "added time per MPI-IO and per POSIX I/O call"),
+}
+
+
+# The subcommands that run another bench/ program: name -> Script. command: the program and the arguments
+# the page's figure was made with ({build}: --build; {results}: bench/results; {extra}: where further
+# arguments go, else at the end); section: of RESULTS.md; prints: "table" (its own Markdown), "csv" (saved
+# to bench/results/NAME.csv and printed as Markdown) or "text"; needs: what no default can give; env.
+Script = collections.namedtuple("Script", "command section measures prints needs env", defaults=("table", "", {}))
+
+SCRIPTS = {
+    "smpi-scale": Script(["smpi_scale.py", "{build}", "--ranks", "64,256,1024"], 1,
+                         "trace bytes, the merge, the tracer's memory and the replay of each program traced under "
+                         "SimGrid at 64-1,024 simulated ranks", "csv"),
+    "smpi-scale-4096": Script(["smpi_scale.py", "{build}", "--ranks", "4096", "--no-replay", "--programs",
+                               "stencil,land_sea,amr,wavefront,multigrid"], 1,
+                              "the same at 4,096 simulated ranks, without replay (the page's multigrid row: "
+                              "p = 100 only)", "csv"),
+    "in-call-bytes": Script(["in_call_bytes.py", "--after", "{build}", "--npb-ranks", "4,16"], 2,
+                            "trace bytes with and without the time in calls, every shipped program and NPB CG/MG W",
+                            "csv", "--before BUILD (the build before) [--npb-bin NPB/bin]"),
+    "trace-programs": Script(["trace_programs.py", "{build}", "/tmp/reader_traces"], 2,
+                             "traces of every shipped program as its test runs it (the seeds of fuzzing and "
+                             "mutation; --first-only: the 58 traces of the locations' bytes)", "text"),
+    "capture-cost": Script(["capture_cost.py", "--build", "{build}", "--pairs", "5", "--iterations", "200",
+                            "--csv", "{results}/capture_cost.csv"], 4,
+                           "ns added per call by stack depth and language (deep-stacks, the C ring)"),
+    "capture-cost-by-path": Script(["capture_cost.py", "--build", "{build}", "--by-path", "--depths", "40",
+                                    "--pairs", "5", "--iterations", "20000",
+                                    "--csv", "{results}/capture_cost_by_path.csv"], 4,
+                                   "ns added per call, one call path at a time, depth 40"),
+    "capture-instructions": Script(["capture_instructions.py", "--build", "{build}", "--passes", "400"], 4,
+                                   "instructions per call in the tracer under callgrind (--cache: misses too)"),
+    "python-cost": Script(["python_cost.py", "--build", "{build}", "--runs", "7"], 4,
+                          "mpi4py programs: trace, events, POSIX calls left out, ns per call from Python",
+                          needs="--before LIBHTRACE (the libhtrace.so of the build before)"),
+    "compare-overhead": Script(["compare-overhead.sh", "--pairs", "7", "--csv", "{results}/compare_overhead.csv"], 5,
+                               "wall-time overhead beside Pilgrim: NPB CG/MG/LU W, LULESH, miniGhost, deep-stacks",
+                               needs="PILGRIM_LIB, NPB_BIN, LULESH_BIN and MINIGHOST_BIN in the environment, and "
+                                     "RECORDER_LIB for Recorder (bench/compare-overhead.sh's header)",
+                               env={"HTRACE_BUILD": "{build}"}),
+    "merge-exchange": Script(["merge_time.py", "{build}", "--programs", "exchange", "--ranks", "16,64", "--runs", "3"],
+                             6, "the merge at MPI_Finalize and the tracer's peak memory, the irregular exchange",
+                             "csv"),
+    "merge-programs": Script(["merge_time.py", "{build}", "--programs", "stencil,amr,convergence,land_sea,ring",
+                              "--ranks", "64", "--runs", "1"], 6,
+                             "the merge and the tracer's peak memory, shipped programs at 64 ranks", "csv"),
+    "folding-memory": Script(["{build}/bench/folding-memory", "1000000"], 6,
+                             "bytes the loop folder holds per call where values never repeat", "text"),
+    "conformance": Script(["conformance_table.py", "{build}"], 8,
+                          "the conformance suite by family, from BUILD's meson test log",
+                          needs="`meson test -C BUILD --suite conformance` first"),
+    "p0-collectives": Script(["p0_collective_counts.py", "--build", "{build}", "--ranks", "4,7", "--runs", "3"], 8,
+                             "collectives a p = 0 replay makes against the program (polled_collectives)",
+                             needs="--replay NAME=H_REPLAY per build compared (default: the build's)"),
+    "p0-flood": Script(["p0_replay_time.py", "--build", "after={build}", "--np", "4", "--runs", "3", "{extra}", "--",
+                        "{build}/tests/mpi/flood", "250000"], 8,
+                       "replay vs. traced time of a flood of messages at p = 0",
+                       needs="--build before=DIR for the comparison"),
+    "deadlock-checker": Script(["{build}/proofs/check-deadlock-freedom"], 8,
+                               "generated and arbitrary traces through the replay's rendezvous model", "text"),
+    "replay-memory": Script(["replay_memory.py", "--build", "{build}", "--amr-steps", "880"], 9,
+                            "a replaying rank's peak memory vs. the trace's size, every program and amr 880 steps"),
+    "smpi-merge": Script(["smpi_scale.py", "{build}", "--ranks", "64,256,1024,4096", "--programs", "stencil,multigrid",
+                          "--precisions", "100", "--no-replay"], 11,
+                         "the merge's simulated time, stencil and multigrid, 64-4,096 simulated ranks", "csv"),
+    "smpi-amr": Script(["smpi_scale.py", "{build}", "--ranks", "64,256,1024,4096", "--programs", "amr",
+                        "--precisions", "0", "--no-replay"], 11,
+                       "amr at p = 0 under SimGrid: trace bytes and the merge, 64-4,096 simulated ranks", "csv"),
+    "replay-scale": Script(["replay_scale.py", "--label", "after", "--replay", "{build}/src/replay/h-replay-smpi",
+                            "--trace", "64=stencil-64.h", "--trace", "256=stencil-256.h", "--trace",
+                            "1024=stencil-1024.h", "--trace", "4096=stencil-4096.h",
+                            "--output", "{results}/replay_scale.csv"], 11,
+                           "h-replay-smpi's wall time and memory at 64-4,096 simulated ranks of the stencil",
+                           needs="the stencil traces in the current directory (RESULTS.md, section 11)"),
+    "whatif": Script(["whatif.py", "--build", "{build}"], 13,
+                     "h-whatif of the stencil at 64 and 256 ranks on three platforms"),
+    "extrapolation": Script(["extrapolation.py", "{build}", "--real", "64,256", "--simulated", "1024,4096"], 14,
+                            "h-extrap's trace against the traced one at 64, 256 real and 1,024, 4,096 simulated "
+                            "ranks", "csv"),
+    "profile-accuracy": Script(["profile_accuracy.py", "--build", "{build}", "--ranks", "2,4,8", "--runs", "3",
+                                "--iterations", "30"], 15,
+                               "h-dump --profile against load_imbalance's own timers (the page's medians and worst: "
+                               "the lines it prints on stderr)", "csv"),
+    "timeline-cost": Script(["timeline_cost.py", "--build", "{build}", "--ranks", "64", "--runs", "5"], 16,
+                            "what an OTF2 archive and a Chrome trace of a replay cost", "csv"),
+    "fuzz": Script(["fuzz_campaign.sh", "{build}", "/tmp/reader-fuzz", "/tmp/reader_campaign", "150000"], 17,
+                   "the fuzzing campaign: seven libFuzzer harnesses over the shipped programs' traces", "text"),
+    "mutation": Script(["mutation_campaign.py", "/tmp/reader_traces", "--build", "{build}", "--mutants", "5000",
+                        "--seed", "26", "--replay", "100", "--report-every", "20", "--keep", "/tmp/reader_mutants"], 17,
+                       "damaged traces through h-dump, h-report and h-replay",
+                       needs="the traces in /tmp/reader_traces (trace-programs makes them)"),
+    "sandbox-cost": Script(["{build}/bench/sandbox-cost", "2000", "7"], 17,
+                           "microseconds per open through replay's sandbox against a plain open", "text"),
+}
+
+
+def subcommand_listing():
+    """The subcommands by RESULTS.md section, for --help and the module's docstring."""
+    lines = ["Subcommands, by the section of bench/RESULTS.md whose table they regenerate:"]
+    entries = [(section, name, measures, "") for name, (_, section, measures) in BUILTIN.items()]
+    entries += [(script.section, name, script.measures, script.needs) for name, script in SCRIPTS.items()]
+    for section, name, measures, needs in sorted(entries):
+        lines.append(f"  {section:>2}  {name:<21} {measures}")
+        if needs:
+            lines.append(f"      {'':<21} needs: {needs}")
+    return "\n".join(lines)
+
+
+__doc__ += "\n" + subcommand_listing() + "\n"
+
+
+def script_command(name, build, extra):
+    """The command line and environment of a script subcommand, its placeholders filled in."""
+    script = SCRIPTS[name]
+    fill = lambda text: text.replace("{build}", str(build)).replace("{results}", str(HERE / "results"))
+    words = [fill(word) for word in script.command]
+    if "{extra}" in words:
+        at = words.index("{extra}")
+        words[at:at + 1] = extra
+    else:
+        words += extra
+    program = words[0]
+    if program.endswith(".py"):
+        words[0:1] = [sys.executable, str(HERE / program)]
+    elif program.endswith(".sh"):
+        words[0] = str(HERE / program)
+    return words, {key: fill(value) for key, value in script.env.items()}
+
+
+def print_markdown(rows):
+    """CSV rows (the first the header) as a Markdown table."""
+    if not rows:
+        return
+    print("| " + " | ".join(rows[0]) + " |\n|" + " --- |" * len(rows[0]))
+    for row in rows[1:]:
+        print("| " + " | ".join(row) + " |")
+
+
+def run_script(name, build, extra, dry_run):
+    command, env = script_command(name, build, extra)
+    script = SCRIPTS[name]
+    shown = " ".join(f"{key}={value}" for key, value in env.items())
+    print(f"$ {shown + ' ' if shown else ''}{' '.join(command)}", flush=True)
+    if script.prints == "csv":
+        print(f"(its CSV goes to bench/results/{name.replace('-', '_')}.csv and is printed as a Markdown table)")
+    if dry_run:
+        return 0
+    process = subprocess.Popen(command, env=dict(ENV, **env), stdout=subprocess.PIPE, text=True)
+    lines = []
+    for line in process.stdout:  # shown as it comes: some run for hours
+        print(line, end="", flush=True)
+        lines.append(line)
+    status = process.wait()
+    if script.prints == "csv":
+        rows = [row for row in csv.reader(line for line in lines if line.strip() and not line.startswith("#"))]
+        if rows:
+            write_csv(name.replace("-", "_"), rows[0], rows[1:])
+            print()
+            print_markdown(rows)
+    if status != 0:
+        sys.exit(f"run_benchmarks.py {name}: exit status {status}")
+    return 0
+
+
+def run_builtin(name, build, args):
+    what = BUILTIN[name][0]
     numbers = lambda text: [int(x) for x in text.split(",")] if text else None
-    if args.what == "simulated-fidelity" and args.table:
+    if args.dry_run:
+        options = {key: value for key, value in vars(args).items()
+                   if key not in ("what", "build", "dry_run") and value not in (None, False)
+                   and not (key == "pairs" and (value == 11 or name != "replay-time-2"))}
+        print(f"would run {what}({build}{''.join(f', {k}={v!r}' for k, v in options.items())})")
+        return 0
+    if name == "simulated-fidelity" and args.table:
         with open(HERE / "results" / f"{args.output or 'simulated_fidelity'}.csv") as f:
             return simulated_fidelity_table(list(csv.DictReader(f)))
-    if args.what == "simulated-fidelity":
+    if name == "simulated-fidelity":
         return simulated_fidelity(build, args.programs.split(",") if args.programs else None, numbers(args.ranks),
                                   numbers(args.precisions), args.scratch, output=args.output)
-    if args.what == "replay-time-2":
+    if name == "replay-time-2":
         return replay_time_2(build, args.pairs, args.scratch, args.output)
-    if args.what == "compression":
+    if name == "compression":
         return compression(build, numbers(args.ranks), args.programs.split(",") if args.programs else None,
                            args.output, args.scratch)
-    if args.what == "trace-format":
+    if name == "trace-format":
         return trace_format(build, args.scratch, args.output)
-    {"sizes": sizes, "call-cost": call_cost, "merge-time": merge_time, "precision-sizes": precision_sizes,
-     "precision-sweep": precision_sweep, "merge-cost": merge_cost,
-     "histogram-defaults": histogram_defaults, "replay-time": replay_time, "replay-cost": replay_cost, "folding-cost": folding_cost,
-     "io": io, "io-cost": io_cost, "sweep": sweep}[args.what](build)
+    return globals()[what](build)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=subcommand_listing(),
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    common.add_argument("--build", default=str(ROOT / "build"), help="the build directory (default: build)")
+    common.add_argument("--dry-run", action="store_true", help="print what would run, and run nothing")
+    options = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    options.add_argument("--scratch", help="simulated-fidelity, replay-time-2, compression: keep traces, reports and "
+                         "logs here; trace-format: the traces to write again")
+    options.add_argument("--programs", help="simulated-fidelity, compression: a comma-separated subset of the programs")
+    options.add_argument("--ranks", help="simulated-fidelity: a comma-separated subset of 16,64,256; compression: "
+                         "rank counts (4,16,64)")
+    options.add_argument("--precisions", help="simulated-fidelity: a comma-separated subset of 100,95,0")
+    options.add_argument("--output", help="simulated-fidelity, compression, replay-time-2: write "
+                         "bench/results/OUTPUT.csv instead (parts of one benchmark run side by side)")
+    options.add_argument("--table", action="store_true",
+                         help="simulated-fidelity: only print the table of bench/results/simulated_fidelity.csv")
+    options.add_argument("--pairs", type=int, default=11, help="replay-time-2: trace/replay pairs per row (11)")
+    subcommands = parser.add_subparsers(dest="what", required=True, metavar="SUBCOMMAND")
+    for name, (_, section, measures) in BUILTIN.items():
+        subcommands.add_parser(name, parents=[common, options], allow_abbrev=False,
+                               description=f"RESULTS.md section {section}: {measures}")
+    for name, script in SCRIPTS.items():
+        command, env = script_command(name, "BUILD", ["[ARGS ...]"])
+        usage = " ".join(f"{key}={value}" for key, value in env.items()) + (" " if env else "") + " ".join(command)
+        subcommands.add_parser(name, parents=[common], allow_abbrev=False,
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               description=f"RESULTS.md section {script.section}: {script.measures}\n\nruns: {usage}"
+                               + (f"\nneeds: {script.needs}" if script.needs else "")
+                               + "\n\nFurther arguments go to the script (after `--` where they could be read as "
+                               "this file's own).")
+    args, extra = parser.parse_known_args()
+    if extra and extra[0] == "--":
+        extra = extra[1:]
+    build = pathlib.Path(args.build).resolve()
+    if args.what in SCRIPTS:
+        return run_script(args.what, build, extra, args.dry_run)
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return run_builtin(args.what, build, args)
 
 
 if __name__ == "__main__":
