@@ -533,25 +533,42 @@ Sequence LoopFolder::rejoined_last_iterations(Sequence seq) const
     return out;
 }
 
-// Whether the calls of `rest` from `next` on are one more iteration of the loop `out` ends with,
-// or of the inner loop that ends that loop's body; if so they join it, and `next` moves past them.
+// Whether the calls of `rest` from `next` on are more iterations of the loop `out` ends with, or of
+// the inner loop that ends that loop's body: one more (a copy of its body), or a loop of them with
+// the same body (the folder re-folds a partial iteration call by call, and an outer loop can take in
+// the inner loop at a count it only passed through); if so they join it, and `next` moves past them.
 bool LoopFolder::rejoin_after(Sequence& out, const Sequence& rest, size_t& next) const
 {
     // Loops whose every iteration runs the whole body, the same number of times on every rank.
     const auto plain = [](const Node& node) {
         return node.is_loop() && node.loop().iterations.is_exact() && node.loop().last_leaves_out == 0;
     };
-    const auto one_more_of = [&](const Node& node) {
-        if (!plain(node)) return false;
-        const Sequence& body = node.loop().body;
-        if (body.empty() || body.size() > rest.size() - next) return false;
+    const auto same_calls = [&](const Sequence& body, const Sequence& other, size_t from) {
+        if (body.empty() || body.size() > other.size() - from) return false;
         for (size_t j = 0; j < body.size(); ++j) {
-            if (!nodes_match(body[j], rest[next + j], rule_)) return false;
+            if (!nodes_match(body[j], other[from + j], rule_)) return false;
         }
         return true;
     };
+    const auto loop_of_more = [&](const Loop& loop) {
+        return next < rest.size() && plain(rest[next]) && rest[next].loop().body.size() == loop.body.size() &&
+               same_calls(loop.body, rest[next].loop().body, 0);
+    };
+    const auto one_more_of = [&](const Node& node) {
+        return plain(node) && (loop_of_more(node.loop()) || same_calls(node.loop().body, rest, next));
+    };
     const auto join = [&](Loop& loop) {
         const int64_t ran = loop.iterations.exact();
+        if (loop_of_more(loop)) {
+            const Loop& more = rest[next].loop();
+            for (size_t j = 0; j < loop.body.size(); ++j) {
+                absorb(loop.body[j], more.body[j], static_cast<uint64_t>(ran), static_cast<uint64_t>(more.iterations.exact()),
+                       rank_, rule_);
+            }
+            loop.iterations = Value(ran + more.iterations.exact());
+            ++next;
+            return;
+        }
         for (size_t j = 0; j < loop.body.size(); ++j) {
             absorb(loop.body[j], rest[next + j], static_cast<uint64_t>(ran), 1, rank_, rule_);
         }

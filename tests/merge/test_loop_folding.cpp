@@ -85,6 +85,58 @@ TEST_CASE("an inner loop that runs once more in the outer loop's last iteration 
     CHECK(calls == doctest::Approx(fed.size()));
 }
 
+namespace {
+
+// The folded steps of a convergence loop (abc until converged, then d): for each step, the runs of
+// abc it was folded into, in order (a loop of abc counts its iterations; a loose abc counts 1).
+std::vector<std::vector<int64_t>> runs_by_step(const Sequence& seq)
+{
+    std::vector<std::vector<int64_t>> steps(1);
+    const auto walk = [&](const auto& self, const Sequence& nodes) -> void {
+        for (const Node& node : nodes) {
+            if (node.is_event()) {
+                if (node.event().signature == 'd') steps.emplace_back();
+                if (node.event().signature == 'a') steps.back().push_back(1);
+                continue;
+            }
+            const Loop& loop = node.loop();
+            if (loop.body.size() == 3 && loop.body[0].is_event() && loop.body[0].event().signature == 'a') {
+                steps.back().push_back(loop.iterations.exact());
+                continue;
+            }
+            for (int64_t i = 0; i < loop.iterations.exact(); ++i) self(self, loop.body);
+        }
+    };
+    walk(walk, seq);
+    steps.pop_back();  // after the last d
+    return steps;
+}
+
+}  // namespace
+
+TEST_CASE("each step of a convergence loop is one inner loop of the step's count, whatever the steps before")
+{
+    // Ranks 1412 and 1413 of convergence at 4,096 ranks ran the first of these (their trace held the
+    // ninth step as loops of 38 and 3): re-folding a partial iteration call by call, the folder
+    // passed through an inner loop of 38, the count of an earlier step, and folded the two steps
+    // into one loop there. The others: random steps of 38 to 42 iterations, as the program's are.
+    std::vector<std::vector<int>> histories = {{38, 38, 40, 39, 39, 38, 39, 39, 41, 39}};
+    std::mt19937 rng(29);
+    std::uniform_int_distribution<int> iterations(38, 42);
+    for (int i = 0; i < 2000; ++i) {
+        std::vector<int>& steps = histories.emplace_back();
+        for (int step = 0; step < 10; ++step) steps.push_back(iterations(rng));
+    }
+    for (const std::vector<int>& steps : histories) {
+        std::string pattern;
+        for (int count : steps) pattern += repeat("abc", count) + "d";
+        std::vector<std::vector<int64_t>> expected;
+        for (int count : steps) expected.push_back({count});
+        CAPTURE(pattern.size());
+        REQUIRE(runs_by_step(fold(pattern)) == expected);
+    }
+}
+
 TEST_CASE("a loop whose body is itself a loop folds three deep")
 {
     std::vector<std::string> fed;
