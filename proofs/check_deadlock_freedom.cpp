@@ -1,4 +1,4 @@
-// The deadlock-freedom checker (README.md): the replay's own schedule generation, for every rank of
+// The deadlock-freedom checker (proofs/README.md): the replay's own schedule generation, for every rank of
 // hand-written traces, arbitrary generated traces and traces of generated programs, and several
 // replay seeds, run against the model of MPI matching. Negative controls first, so a model that
 // cannot fail does not pass for a proof.
@@ -204,8 +204,8 @@ std::string not_replayed_text(const Totals& totals)
 
 // ---- The merge's shape ----------------------------------------------------------------------------
 
-// Where the trace breaks what the written argument assumes of the merge (README.md, "Where the
-// assumptions come in", 2): a collective instance that some members of its communicator are not
+// Where the trace breaks what the written argument assumes of the merge (proofs/README.md, the second
+// of the two assumptions under "Definitions common to both"): a collective instance that some members of its communicator are not
 // participants of, or a split or duplication that some members of the parent are not participants
 // of. Replay cannot issue such a collective (it counts it as not replayed), and rebuilds such a
 // communicator from the participants alone. Empty when there is none.
@@ -713,7 +713,7 @@ TEST_CASE("traces of generated programs replay without deadlock or mismatch, cau
             continue;
         }
         // A program that completed requests sharing one handle out of the order it made them:
-        // the tracer, which sees only handles, cannot name which (README.md, "What it does not show").
+        // the tracer, which sees only handles, cannot name which (proofs/README.md, "What it does not show").
         const bool unnamed = o.misnamed > 0 && o.not_reenacted;
         unnamed_not_reenacted += unnamed ? 1 : 0;
         for (const auto& problem : o.problems) {

@@ -32,7 +32,7 @@
 //
 // In both modes requests still pending at the end are completed by the last call.
 // The walk streams calls to a sink: the trace is never expanded into per-rank lists; the look-ahead
-// keeps only this rank's items between a receive and its completion (README.md, "Replay"). Why
+// keeps only this rank's items between a receive and its completion (docs/design.md, "Look-ahead"). Why
 // neither mode can deadlock: proofs/README.md.
 
 #include "trace/event.hpp"

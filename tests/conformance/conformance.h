@@ -75,7 +75,7 @@ static inline void conformance_count(const char *name)
     conformance_count_many(name, 1);
 }
 
-/* The tracer records MPI_Startall of n requests as n MPI_Start events (README, "Known limits"), so
+/* The tracer records MPI_Startall of n requests as n MPI_Start events (docs/guide/limits.md), so
  * the log also says how many requests the program's MPI_Startall calls started, as the pseudo-function
  * "MPI_Startall:requests", and run_conformance.py compares like with like. This happens by itself:
  * CALL(MPI_Startall, n, requests) counts "MPI_Startall" (the name is stringized before it expands),

@@ -15,8 +15,7 @@ b. For P in 100, 0, traced: `MERGE_PRECISION=P HTRACE_FILE=trace-pP.h CALL_LOG_D
    (conformance.h: per rank, "MPI_Xxx <count>" per function) is the truth the trace is checked against:
    at P = 100, per rank and function, `h-dump --calls --json`'s calls must be the log's, both ways; at
    P = 0, the job-wide calls per function within 1% (h-dump counts a loop whose count is a histogram
-   by its mean). A trace records MPI_Startall of n requests as n MPI_Start events (README, "Known
-   limits"): conformance.h logs the n, and the log is compared as the trace records it.
+   by its mean). A trace records MPI_Startall of n requests as n MPI_Start events (docs/guide/limits.md): conformance.h logs the n, and the log is compared as the trace records it.
 c. Each trace is replayed under the tracer, lossless: `HTRACE_FILE=replayed-pP.h MERGE_PRECISION=100
    mpirun ... h-trace h-replay --report-json replay-pP.json --stall-limit 30 trace-pP.h`. The replay is
    "full" when it exits 0, writes its report with nothing in "not_replayed" and passes its check: at
@@ -215,7 +214,7 @@ def h_dump_calls(h_dump, trace):
 
 def as_traced(counts):
     """A rank's logged counts as the trace records them: MPI_Startall of n requests is n MPI_Start
-    events (README, "Known limits"); conformance.h logs the n as "MPI_Startall:requests"."""
+    events (docs/guide/limits.md); conformance.h logs the n as "MPI_Startall:requests"."""
     counts = dict(counts)
     started = counts.pop(STARTALL_REQUESTS, 0)
     if "MPI_Startall" in counts:

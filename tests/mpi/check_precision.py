@@ -465,7 +465,7 @@ class Checker:
     def check_nothing_per_rank(self):
         """At precision 0 every two values may merge, so a value that differs between ranks is a
         histogram, never a lossless per-rank list. Except peers: they stay per rank where that takes
-        no more bytes than their histogram (README, "Exact where that costs nothing"), and must then be exact:
+        no more bytes than their histogram (docs/guide/precision.md, "The rule"), and must then be exact:
         each rank logged that one peer for the function, on every call."""
         for node, _ in each_node(self.body):
             if isinstance(node, Loop):

@@ -68,7 +68,7 @@ import check_calls
 from check_calls import CannotCompare
 import check_replay
 
-# Each send mode as replay issues it (see README.md, Replay).
+# Each send mode as replay issues it (docs/design.md, "Replay").
 SEND_FUNCTIONS = {"MPI_Send": "MPI_Send", "MPI_Bsend": "MPI_Send", "MPI_Rsend": "MPI_Send",
                   "MPI_Ssend": "MPI_Ssend",
                   "MPI_Isend": "MPI_Isend", "MPI_Ibsend": "MPI_Isend", "MPI_Irsend": "MPI_Isend",

@@ -19,7 +19,7 @@
    Below precision 100 values merge, so it runs check_precision.py instead for a program it has a
    model of (--check-precision); for one it has none of (--no-precision-model), check_calls.py
    compares only the job-wide calls and bytes per function, within TOTALS_TOLERANCE (--totals-within
-   for a program whose shape the merge is known to count less closely: README, Known limits). With
+   for a program whose shape the merge is known to count less closely: docs/guide/limits.md). With
    --check-rank-values, at precision 100, check_rank_values.py: the ranks the program's splits got in
    their new communicators, and one per-rank entry per new communicator.
 5. At precision 100, runs check_sequence.py on the trace: the tracer's record of each rank's calls,
