@@ -845,6 +845,10 @@ SCRIPTS = {
                                 "--iterations", "30"], 15,
                                "h-dump --profile against load_imbalance's own timers (the page's medians and worst: "
                                "the lines it prints on stderr)", "csv"),
+    "profile-npb": Script(["profile_accuracy.py", "--build", "{build}", "--npb", "cg.W,mg.W", "--ranks", "2,4",
+                           "--runs", "3", "--csv", "{results}/profile_npb.csv"], 15,
+                          "h-dump --profile's share in MPI against NPB CG and MG's own timers",
+                          needs="--npb-bin NPB/bin (NPB 3.4 MPI, class W built)"),
     "timeline-cost": Script(["timeline_cost.py", "--build", "{build}", "--ranks", "64", "--runs", "5"], 16,
                             "what an OTF2 archive and a Chrome trace of a replay cost", "csv"),
     "fuzz": Script(["fuzz_campaign.sh", "{build}", "/tmp/reader-fuzz", "/tmp/reader_campaign", "150000"], 17,
@@ -855,6 +859,9 @@ SCRIPTS = {
                        needs="the traces in /tmp/reader_traces (trace-programs makes them)"),
     "sandbox-cost": Script(["{build}/bench/sandbox-cost", "2000", "7"], 17,
                            "microseconds per open through replay's sandbox against a plain open", "text"),
+    "function-lengths": Script(["function_lengths.py"], 18,
+                               "the longest functions of src/ and proofs/ and how many are over 80 lines",
+                               needs="universal-ctags"),
 }
 
 
