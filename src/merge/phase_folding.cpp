@@ -120,123 +120,138 @@ void take_first_step_end(Sequence& before, Loop& loop, uint64_t runs, const Merg
     loop.iterations = Value(static_cast<int64_t>(runs + 1));
 }
 
-// `seq` folded into one loop of the stretches starting at `anchor`, or nothing if fewer than two
-// start there.
-std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const MergeRule& rule, Rank rank, int depth)
-{
+// A sequence cut where steps start: what comes before the first step, and the steps.
+struct Steps {
     Sequence before;
     std::vector<Stretch> stretches;
-    bool open = false;  // whether the last stretch takes the nodes that follow
-    const Node* anchor_node = nullptr;
+    const Node* anchor_node = nullptr;  // a node of the sequence with the anchor's key
+};
+
+// Cuts a sequence at each node with the anchor's key, and within the loops that hold one.
+class StepCutter {
+public:
+    explicit StepCutter(uint64_t anchor) : anchor_(anchor) {}
+
+    Steps cut(const Sequence& seq) &&
+    {
+        for (const auto& node : seq) {
+            if (shape_key(node) == anchor_) {
+                steps_.anchor_node = &node;
+                steps_.stretches.push_back({{node}, 1});
+                open_ = true;
+            } else if (!node.is_loop() || !node.loop().iterations.is_exact() || node.loop().iterations.exact() <= 0 ||
+                       !holds_key(node.loop().body, anchor_)) {
+                continue_step(node);
+            } else {
+                take_folded_steps(node.loop());
+            }
+        }
+        return std::move(steps_);
+    }
+
+private:
     // A node that continues the step under way (or comes before the first).
-    const auto continue_step = [&](const Node& node) {
-        if (stretches.empty()) {
-            before.push_back(node);
+    void continue_step(const Node& node)
+    {
+        if (steps_.stretches.empty()) {
+            steps_.before.push_back(node);
             return;
         }
-        if (!open) stretches.push_back({{}, 1});
-        stretches.back().nodes.push_back(node);
-        open = true;
-    };
-    for (const auto& node : seq) {
-        if (shape_key(node) == anchor) {
-            anchor_node = &node;
-            stretches.push_back({{node}, 1});
-            open = true;
-            continue;
-        }
-        if (!node.is_loop() || !node.loop().iterations.is_exact() || node.loop().iterations.exact() <= 0 ||
-            !holds_key(node.loop().body, anchor)) {
-            continue_step(node);
-            continue;
-        }
-        // Steps the loop folder already folded (alike in a row).
-        const Sequence& body = node.loop().body;
-        const auto at = std::find_if(body.begin(), body.end(), [&](const Node& n) { return shape_key(n) == anchor; });
-        anchor_node = &*at;
-        const auto count = static_cast<uint64_t>(node.loop().iterations.exact());
-        if (all_exact(body)) {
-            // Its unit may start before the anchor (B1 A B2, repeated), and the calls after it
-            // belong to its last step: B1 (A B2 B1)^(count - 1) A B2. So B1 ends the step before,
-            // the loop stands for all steps but the last, and the last is open. Its values are the
-            // same in every step, so copies count right; their times are shared out.
-            Sequence one_run = body;
-            keep_share(one_run, 1, count);
-            const auto anchor_at = at - body.begin();
-            for (auto it = one_run.begin(); it != one_run.begin() + anchor_at; ++it) continue_step(*it);
-            if (count > 1) {
-                Sequence rotated(at, body.end());
-                rotated.insert(rotated.end(), body.begin(), at);
-                keep_share(rotated, count - 1, count);
-                stretches.push_back({std::move(rotated), count - 1});
-            }
-            stretches.push_back({Sequence(one_run.begin() + anchor_at, one_run.end()), 1});
-            open = true;
-            continue;
-        }
-        // Values merged from different steps stand for all of them: the body is one stretch, even
-        // where it starts elsewhere in the step, and what follows is a stretch of its own (without
-        // the anchor).
-        stretches.push_back({body, count});
-        open = false;
-    }
-    if (stretches.size() < 2) return std::nullopt;
-    // Communicators and windows made and freed in the steps must stay paired, call for call.
-    // Steps that hold a collective must start at a collective on the world, so that every rank
-    // counts as many (replay draws the count of a loop around a collective once for all ranks).
-    bool collectives = false;
-    for (const auto& stretch : stretches) {
-        if (std::any_of(stretch.nodes.begin(), stretch.nodes.end(), makes_or_frees_handles)) return std::nullopt;
-        collectives = collectives || std::any_of(stretch.nodes.begin(), stretch.nodes.end(), holds_collective);
-    }
-    if (collectives && !is_world_collective(*anchor_node)) return std::nullopt;
-
-    // What comes before the first step (the start of the run) and after the last (its end) stays
-    // outside the loop, from the first node before and after the last node after that aligns
-    // with nothing in the steps.
-    const auto steps_but = [&](size_t left_out) {
-        Sequence out;
-        for (size_t k = 0; k < stretches.size(); ++k) {
-            if (k != left_out) out.insert(out.end(), stretches[k].nodes.begin(), stretches[k].nodes.end());
-        }
-        return out;
-    };
-    Sequence after;
-    if (stretches.back().runs == 1) {
-        Sequence& last = stretches.back().nodes;
-        // Against each step on its own: the steps run together would let a collective after the
-        // last step align with one of a later step (collectives align across call sites).
-        size_t taken = 0;
-        for (size_t k = 0; k + 1 < stretches.size(); ++k) {
-            taken = std::max(taken, std::min(aligned_range(stretches[k].nodes, last, rule).second, last.size()));
-        }
-        // Calls of the steps that follow in another order (the last step's exchange) are still the
-        // last step's, up to a collective.
-        const auto in_steps = [&](const Node& node) {
-            return std::any_of(stretches.begin(), stretches.end() - 1,
-                               [&](const Stretch& s) { return holds_key(s.nodes, shape_key(node)); });
-        };
-        while (taken < last.size() && !holds_collective(last[taken]) && in_steps(last[taken])) ++taken;
-        after.assign(std::make_move_iterator(last.begin() + static_cast<ptrdiff_t>(taken)),
-                     std::make_move_iterator(last.end()));
-        last.resize(taken);
-        if (last.empty()) stretches.pop_back();
-    }
-    // Where the steps hold collectives, each starts at one, so that every rank runs as many; what
-    // comes before the first then stays apart (its own steps folded).
-    if (collectives) {
-        if (depth < kMaxDepth) before = fold_best(std::move(before), rule, rank, depth + 1);
-    } else {
-        const size_t first_taken = std::min(aligned_range(steps_but(stretches.size()), before, rule).first, before.size());
-        if (first_taken < before.size()) {
-            stretches.insert(stretches.begin(),
-                             Stretch{Sequence(std::make_move_iterator(before.begin() + static_cast<ptrdiff_t>(first_taken)),
-                                              std::make_move_iterator(before.end())),
-                                     1});
-            before.resize(first_taken);
-        }
+        if (!open_) steps_.stretches.push_back({{}, 1});
+        steps_.stretches.back().nodes.push_back(node);
+        open_ = true;
     }
 
+    // Steps the loop folder already folded (alike in a row).
+    void take_folded_steps(const Loop& loop)
+    {
+        const Sequence& body = loop.body;
+        const auto at = std::find_if(body.begin(), body.end(), [&](const Node& n) { return shape_key(n) == anchor_; });
+        steps_.anchor_node = &*at;
+        const auto count = static_cast<uint64_t>(loop.iterations.exact());
+        if (!all_exact(body)) {
+            // Values merged from different steps stand for all of them: the body is one stretch, even
+            // where it starts elsewhere in the step, and what follows is a stretch of its own (without
+            // the anchor).
+            steps_.stretches.push_back({body, count});
+            open_ = false;
+            return;
+        }
+        // Its unit may start before the anchor (B1 A B2, repeated), and the calls after it belong to
+        // its last step: B1 (A B2 B1)^(count - 1) A B2. So B1 ends the step before, the loop stands
+        // for all steps but the last, and the last is open. Its values are the same in every step,
+        // so copies count right; their times are shared out.
+        Sequence one_run = body;
+        keep_share(one_run, 1, count);
+        const auto anchor_at = at - body.begin();
+        for (auto it = one_run.begin(); it != one_run.begin() + anchor_at; ++it) continue_step(*it);
+        if (count > 1) {
+            Sequence rotated(at, body.end());
+            rotated.insert(rotated.end(), body.begin(), at);
+            keep_share(rotated, count - 1, count);
+            steps_.stretches.push_back({std::move(rotated), count - 1});
+        }
+        steps_.stretches.push_back({Sequence(one_run.begin() + anchor_at, one_run.end()), 1});
+        open_ = true;
+    }
+
+    uint64_t anchor_;
+    Steps steps_;
+    bool open_ = false;  // whether the last stretch takes the nodes that follow
+};
+
+bool any_node(const std::vector<Stretch>& stretches, bool (*holds)(const Node&))
+{
+    return std::any_of(stretches.begin(), stretches.end(), [&](const Stretch& stretch) {
+        return std::any_of(stretch.nodes.begin(), stretch.nodes.end(), holds);
+    });
+}
+
+// What comes after the last step (the end of the run) stays outside the loop: the last step keeps
+// what aligns with the steps before it, and leaves the rest, from the first node that does not. (A
+// last stretch that stands for several steps has no end of the run in it.)
+Sequence take_run_end(std::vector<Stretch>& stretches, const MergeRule& rule)
+{
+    if (stretches.back().runs != 1) return {};
+    Sequence& last = stretches.back().nodes;
+    // Against each step on its own: the steps run together would let a collective after the
+    // last step align with one of a later step (collectives align across call sites).
+    size_t taken = 0;
+    for (size_t k = 0; k + 1 < stretches.size(); ++k) {
+        taken = std::max(taken, std::min(aligned_range(stretches[k].nodes, last, rule).second, last.size()));
+    }
+    // Calls of the steps that follow in another order (the last step's exchange) are still the
+    // last step's, up to a collective.
+    const auto in_steps = [&](const Node& node) {
+        return std::any_of(stretches.begin(), stretches.end() - 1,
+                           [&](const Stretch& s) { return holds_key(s.nodes, shape_key(node)); });
+    };
+    while (taken < last.size() && !holds_collective(last[taken]) && in_steps(last[taken])) ++taken;
+    Sequence after(std::make_move_iterator(last.begin() + static_cast<ptrdiff_t>(taken)),
+                   std::make_move_iterator(last.end()));
+    last.resize(taken);
+    if (last.empty()) stretches.pop_back();
+    return after;
+}
+
+// What comes before the first step (the start of the run) stays outside the loop up to its first
+// node that aligns with the steps; from there on it joins them as a step of its own.
+void take_early_step(Sequence& before, std::vector<Stretch>& stretches, const MergeRule& rule)
+{
+    Sequence steps;
+    for (const auto& stretch : stretches) steps.insert(steps.end(), stretch.nodes.begin(), stretch.nodes.end());
+    const size_t first_taken = std::min(aligned_range(steps, before, rule).first, before.size());
+    if (first_taken >= before.size()) return;
+    stretches.insert(stretches.begin(),
+                     Stretch{Sequence(std::make_move_iterator(before.begin() + static_cast<ptrdiff_t>(first_taken)),
+                                      std::make_move_iterator(before.end())),
+                             1});
+    before.resize(first_taken);
+}
+
+// The steps merged into one body, which runs as many times as they all do.
+Stretch merged_steps(std::vector<Stretch>& stretches, const MergeRule& rule, Rank rank, int depth)
+{
     // Steps within steps (time steps between rebalances) fold within each step first (not in a
     // loop's body: its values already stand for all its runs, and new ones would stand for one).
     if (depth < kMaxDepth) {
@@ -244,15 +259,41 @@ std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const Merg
             if (stretch.runs == 1) stretch.nodes = fold_best(std::move(stretch.nodes), rule, rank, depth + 1);
         }
     }
-    Sequence body = std::move(stretches.front().nodes);
-    uint64_t runs = stretches.front().runs;
+    Stretch merged = std::move(stretches.front());
     for (size_t k = 1; k < stretches.size(); ++k) {
-        body = merge_iterations(std::move(body), std::move(stretches[k].nodes), runs, stretches[k].runs, rule, rank);
-        runs += stretches[k].runs;
+        merged.nodes = merge_iterations(std::move(merged.nodes), std::move(stretches[k].nodes), merged.runs,
+                                        stretches[k].runs, rule, rank);
+        merged.runs += stretches[k].runs;
     }
-    Loop loop{Value(static_cast<int64_t>(runs)), std::move(body)};
-    if (collectives) take_first_step_end(before, loop, runs, rule, rank);
-    Sequence out = std::move(before);
+    return merged;
+}
+
+// `seq` folded into one loop of the stretches starting at `anchor`, or nothing if fewer than two
+// start there.
+std::optional<Sequence> fold_at(const Sequence& seq, uint64_t anchor, const MergeRule& rule, Rank rank, int depth)
+{
+    Steps steps = StepCutter(anchor).cut(seq);
+    std::vector<Stretch>& stretches = steps.stretches;
+    if (stretches.size() < 2) return std::nullopt;
+    // Communicators and windows made and freed in the steps must stay paired, call for call.
+    // Steps that hold a collective must start at a collective on the world, so that every rank
+    // counts as many (replay draws the count of a loop around a collective once for all ranks).
+    if (any_node(stretches, makes_or_frees_handles)) return std::nullopt;
+    const bool collectives = any_node(stretches, holds_collective);
+    if (collectives && !is_world_collective(*steps.anchor_node)) return std::nullopt;
+
+    Sequence after = take_run_end(stretches, rule);
+    // Where the steps hold collectives, each starts at one, so that every rank runs as many; what
+    // comes before the first then stays apart (its own steps folded).
+    if (collectives) {
+        if (depth < kMaxDepth) steps.before = fold_best(std::move(steps.before), rule, rank, depth + 1);
+    } else {
+        take_early_step(steps.before, stretches, rule);
+    }
+    Stretch merged = merged_steps(stretches, rule, rank, depth);
+    Loop loop{Value(static_cast<int64_t>(merged.runs)), std::move(merged.nodes)};
+    if (collectives) take_first_step_end(steps.before, loop, merged.runs, rule, rank);
+    Sequence out = std::move(steps.before);
     out.push_back(Node{std::move(loop)});
     out.insert(out.end(), std::make_move_iterator(after.begin()), std::make_move_iterator(after.end()));
     return out;
