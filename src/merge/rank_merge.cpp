@@ -639,6 +639,147 @@ bool same_instance_fits(Aligner& aligner, const Node& x, const Node& y, const Me
     return aligner.weight(x, y) > 0;
 }
 
+using HeldInstances = std::vector<std::pair<size_t, InstanceRange>>;  // (node, its instances), in order
+
+// For each stream, the nodes of `seq` that hold instances of it.
+std::map<uint64_t, HeldInstances> held_by_stream(const Sequence& seq, const CollectiveInstances& instances)
+{
+    std::map<uint64_t, HeldInstances> streams;
+    for (size_t i = 0; i < seq.size(); ++i) {
+        for (const auto& [stream, range] : instances.of(i)) {
+            if (range.end > range.first || !range.known) streams[stream].emplace_back(i, range);
+        }
+    }
+    return streams;
+}
+
+// The nodes of one side and of the other that hold the same instances of a stream, and whether
+// every node that holds some of them holds the same as its counterpart.
+struct SameInstances {
+    std::vector<std::pair<size_t, size_t>> pairs;
+    bool one_to_one = true;
+};
+
+SameInstances same_instances(const HeldInstances& x, const HeldInstances& y)
+{
+    SameInstances out;
+    size_t i = 0;
+    size_t j = 0;
+    while (i < x.size() && j < y.size()) {
+        const auto& [na, ra] = x[i];
+        const auto& [nb, rb] = y[j];
+        if (!ra.known || !rb.known) break;  // beyond a drawn count, nothing is known of this stream
+        if (ra.end <= rb.first) {
+            ++i;
+        } else if (rb.end <= ra.first) {
+            ++j;
+        } else {
+            if (ra == rb) {
+                out.pairs.emplace_back(na, nb);
+            } else {
+                out.one_to_one = false;
+            }
+            if (ra.end <= rb.end) ++i;
+            if (rb.end <= ra.end) ++j;
+        }
+    }
+    return out;
+}
+
+// Colours of one split that only one side uses, by where they were made: their nodes, where that
+// side keeps them in step (each node holds the same instances of all of them), else nothing.
+std::map<uint64_t, std::optional<HeldInstances>> colours_in_step(const CollectiveInstances& instances,
+                                                                 const std::map<uint64_t, HeldInstances>& own,
+                                                                 const std::map<uint64_t, HeldInstances>& other)
+{
+    std::map<uint64_t, std::optional<HeldInstances>> by_birth;
+    for (const auto& [stream, held] : own) {
+        const auto birth = instances.birth(stream);
+        if (!birth || other.count(stream)) continue;
+        auto [at, first] = by_birth.try_emplace(*birth, held);
+        if (!first && at->second && !(*at->second == held)) at->second.reset();
+    }
+    return by_birth;
+}
+
+// The anchors found so far: nodes of one side paired one to one with nodes of the other.
+class AnchorPairs {
+public:
+    AnchorPairs(Aligner& aligner, const Sequence& a, const Sequence& b, const MergeContext& context)
+        : aligner_(aligner), a_(a), b_(b), context_(context)
+    {
+    }
+
+    // Pairs the nodes that hold the same instances; false where they are not one to one. Where
+    // `tentative` (colours of a split, kept in step where that costs nothing), nothing is paired
+    // unless the nodes hold their instances one to one, and a pair that cannot be made is no conflict.
+    bool pair(const HeldInstances& x, const HeldInstances& y, bool tentative)
+    {
+        const SameInstances same = same_instances(x, y);
+        if (tentative && !same.one_to_one) return false;
+        bool one_to_one = same.one_to_one;
+        for (const auto& [na, nb] : same.pairs) {
+            if (!may_pair(na, nb)) {
+                if (!tentative) one_to_one = false;
+                continue;
+            }
+            a_to_b_[na] = nb;
+            b_to_a_[nb] = na;
+        }
+        return one_to_one;
+    }
+
+    // Leaves out the pairs that cross others, and returns all pairs as they were where any did.
+    std::vector<std::pair<size_t, size_t>> leave_out_crossing()
+    {
+        std::vector<std::pair<size_t, size_t>> kept;
+        for (const auto& [i, j] : a_to_b_) {
+            if (kept.empty() || j > kept.back().second) kept.emplace_back(i, j);
+        }
+        if (kept.size() == a_to_b_.size()) return {};
+        std::vector<std::pair<size_t, size_t>> crossing(a_to_b_.begin(), a_to_b_.end());
+        keep(std::map<size_t, size_t>(kept.begin(), kept.end()));
+        return crossing;
+    }
+
+    // Pairs as pair() does, tentatively, but only where that crosses no anchor.
+    void pair_where_nothing_crosses(const HeldInstances& x, const HeldInstances& y)
+    {
+        const auto before = a_to_b_;
+        pair(x, y, true);
+        const std::vector<std::pair<size_t, size_t>> all(a_to_b_.begin(), a_to_b_.end());
+        const bool ordered = std::adjacent_find(all.begin(), all.end(), [](const auto& p, const auto& q) {
+                                 return q.second <= p.second;
+                             }) == all.end();
+        if (!ordered) keep(before);
+    }
+
+    std::vector<std::pair<size_t, size_t>> pairs() const { return {a_to_b_.begin(), a_to_b_.end()}; }
+
+private:
+    // Neither node is paired with another, and the two can be one node.
+    bool may_pair(size_t na, size_t nb)
+    {
+        const auto ab = a_to_b_.find(na);
+        const bool paired_otherwise = ab != a_to_b_.end() ? ab->second != nb : b_to_a_.count(nb) > 0;
+        return !paired_otherwise && same_instance_fits(aligner_, a_[na], b_[nb], context_);
+    }
+
+    void keep(std::map<size_t, size_t> a_to_b)
+    {
+        a_to_b_ = std::move(a_to_b);
+        b_to_a_.clear();
+        for (const auto& [i, j] : a_to_b_) b_to_a_[j] = i;
+    }
+
+    Aligner& aligner_;
+    const Sequence& a_;
+    const Sequence& b_;
+    const MergeContext& context_;
+    std::map<size_t, size_t> a_to_b_;
+    std::map<size_t, size_t> b_to_a_;
+};
+
 // Collectives are forced to meet: a node of one side and a node of the other that hold the same
 // instances of a collective (on a communicator, window or file the ranks of both sides use:
 // collective_instances.hpp) align, whatever call sites made them, and only the stretches between
@@ -653,113 +794,27 @@ Aligner::Alignment collective_anchors(Aligner& aligner, const Sequence& a, const
                                       const Sequence& b, const CollectiveInstances& on_b, const MergeContext& context)
 {
     Aligner::Alignment out;
-    using Held = std::vector<std::pair<size_t, InstanceRange>>;  // (node, its instances), in order
-    const auto by_stream = [](const Sequence& seq, const CollectiveInstances& instances) {
-        std::map<uint64_t, Held> streams;
-        for (size_t i = 0; i < seq.size(); ++i) {
-            for (const auto& [stream, range] : instances.of(i)) {
-                if (range.end > range.first || !range.known) streams[stream].emplace_back(i, range);
-            }
-        }
-        return streams;
-    };
-    const auto streams_a = by_stream(a, on_a);
-    const auto streams_b = by_stream(b, on_b);
-    std::map<size_t, size_t> a_to_b;
-    std::map<size_t, size_t> b_to_a;
-    // Pairs the nodes that hold the same instances; false where they are not one to one.
-    const auto pair_held = [&](const Held& x, const Held& y, bool tentative) {
-        std::vector<std::pair<size_t, size_t>> found;
-        size_t i = 0;
-        size_t j = 0;
-        bool one_to_one = true;
-        while (i < x.size() && j < y.size()) {
-            const auto& [na, ra] = x[i];
-            const auto& [nb, rb] = y[j];
-            if (!ra.known || !rb.known) break;  // beyond a drawn count, nothing is known of this stream
-            if (ra.end <= rb.first) {
-                ++i;
-            } else if (rb.end <= ra.first) {
-                ++j;
-            } else {
-                if (ra == rb) {
-                    found.emplace_back(na, nb);
-                } else {
-                    one_to_one = false;
-                }
-                if (ra.end <= rb.end) ++i;
-                if (rb.end <= ra.end) ++j;
-            }
-        }
-        if (tentative && !one_to_one) return false;
-        for (const auto& [na, nb] : found) {
-            const auto ab = a_to_b.find(na);
-            const auto ba = b_to_a.find(nb);
-            const bool taken = ab != a_to_b.end() || ba != b_to_a.end();
-            if (taken && !(ab != a_to_b.end() && ab->second == nb)) {
-                if (tentative) continue;
-                one_to_one = false;
-                continue;
-            }
-            if (!same_instance_fits(aligner, a[na], b[nb], context)) {
-                if (!tentative) one_to_one = false;
-                continue;
-            }
-            a_to_b[na] = nb;
-            b_to_a[nb] = na;
-        }
-        return one_to_one;
-    };
+    const auto streams_a = held_by_stream(a, on_a);
+    const auto streams_b = held_by_stream(b, on_b);
+    AnchorPairs anchors(aligner, a, b, context);
     for (const auto& [stream, held_a] : streams_a) {
         const auto found = streams_b.find(stream);
-        if (found != streams_b.end() && !pair_held(held_a, found->second, false)) out.conflict = true;
+        if (found != streams_b.end() && !anchors.pair(held_a, found->second, false)) out.conflict = true;
     }
     // Pairs that cross others are left out: the instances of non-blocking collectives started in
     // opposite orders cannot all meet in one sequence.
-    std::vector<std::pair<size_t, size_t>> kept;
-    for (const auto& [i, j] : a_to_b) {
-        if (kept.empty() || j > kept.back().second) {
-            kept.emplace_back(i, j);
-        } else {
-            out.conflict = true;
-        }
-    }
-    if (kept.size() < a_to_b.size()) out.crossing.assign(a_to_b.begin(), a_to_b.end());
-    a_to_b = std::map<size_t, size_t>(kept.begin(), kept.end());
-    b_to_a.clear();
-    for (const auto& [i, j] : kept) b_to_a[j] = i;
-    // Colours of one split that only one side uses, where that side keeps them in step (each node
-    // holds the same instances of all of them): as one stream of each side.
-    const auto in_step = [](const CollectiveInstances& instances, const std::map<uint64_t, Held>& own,
-                            const std::map<uint64_t, Held>& other) {
-        std::map<uint64_t, std::optional<Held>> by_birth;
-        for (const auto& [stream, held] : own) {
-            const auto birth = instances.birth(stream);
-            if (!birth || other.count(stream)) continue;
-            auto [at, first] = by_birth.try_emplace(*birth, held);
-            if (!first && at->second && !(*at->second == held)) at->second.reset();
-        }
-        return by_birth;
-    };
-    const auto siblings_a = in_step(on_a, streams_a, streams_b);
-    const auto siblings_b = in_step(on_b, streams_b, streams_a);
+    out.crossing = anchors.leave_out_crossing();
+    if (!out.crossing.empty()) out.conflict = true;
+    // Colours of one split that only one side uses, where that side keeps them in step: as one
+    // stream of each side.
+    const auto siblings_a = colours_in_step(on_a, streams_a, streams_b);
+    const auto siblings_b = colours_in_step(on_b, streams_b, streams_a);
     for (const auto& [birth, held_a] : siblings_a) {
         const auto found = siblings_b.find(birth);
         if (!held_a || found == siblings_b.end() || !found->second) continue;
-        const auto before = a_to_b;
-        pair_held(*held_a, *found->second, true);
-        // Kept only where they cross no anchor.
-        const std::vector<std::pair<size_t, size_t>> all(a_to_b.begin(), a_to_b.end());
-        const bool ordered = std::adjacent_find(all.begin(), all.end(), [](const auto& x, const auto& y) {
-                                 return y.second <= x.second;
-                             }) == all.end();
-        if (!ordered) {
-            a_to_b = before;
-            b_to_a.clear();
-            for (const auto& [i, j] : a_to_b) b_to_a[j] = i;
-        }
+        anchors.pair_where_nothing_crosses(*held_a, *found->second);
     }
-    out.pairs.assign(a_to_b.begin(), a_to_b.end());
+    out.pairs = anchors.pairs();
     return out;
 }
 
