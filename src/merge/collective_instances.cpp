@@ -17,6 +17,12 @@ constexpr int64_t kMadeBySplit = 1, kMadeForGroup = 2, kMadeAcross = 3, kWindowM
 
 bool is_window_creation(Op op) { return is_window_collective(op) && op != Op::Win_fence && op != Op::Win_free; }
 
+std::optional<int64_t> value_of(const Event& e, Role role, Rank rank)
+{
+    const Value* v = e.find(role);
+    return v == nullptr ? std::nullopt : v->value_for(rank);
+}
+
 }  // namespace
 
 uint64_t StreamTracker::communicator(Rank rank, int64_t id) const
@@ -63,93 +69,102 @@ int64_t StreamTracker::take_instance(RankState& s, uint64_t stream)
     return next++;
 }
 
+int64_t StreamTracker::take_place(std::vector<Place>& places, RankState& s, uint64_t stream)
+{
+    places.push_back({stream, take_instance(s, stream)});
+    return places.back().instance;
+}
+
+uint64_t StreamTracker::id_stream(const std::map<int64_t, uint64_t>& ids, int64_t id) const
+{
+    const auto found = ids.find(id);
+    return found != ids.end() ? found->second : unknown(id);
+}
+
 std::vector<StreamTracker::Place> StreamTracker::take_part(const Event& e, Rank rank)
 {
     std::vector<Place> places;
     const OperationKind kind = operation_kind(e.op);
     if (kind != OperationKind::comm_free && !is_collective_or_creation(e.op)) return places;
     RankState& s = state(rank);
-    const auto value = [&](Role role) -> std::optional<int64_t> {
-        const Value* v = e.find(role);
-        return v == nullptr ? std::nullopt : v->value_for(rank);
-    };
-    const auto on = [&](uint64_t stream) {
-        places.push_back({stream, take_instance(s, stream)});
-        return places.back().instance;
-    };
-    const auto id_stream = [&](const std::map<int64_t, uint64_t>& ids, int64_t id) {
-        const auto found = ids.find(id);
-        return found != ids.end() ? found->second : unknown(id);
-    };
-    const auto comm = value(Role::comm);
+    const auto comm = value_of(e, Role::comm, rank);
     if (kind == OperationKind::comm_free) {
         if (comm) s.comms.erase(*comm);
         return places;
     }
     const uint64_t parent = comm ? communicator(rank, *comm) : unknown(kNoComm);
-    // A window or file is made by a collective on its communicator, and orders its own from then on.
     if (is_window_creation(e.op) || e.op == Op::File_open) {
-        const int64_t k = on(parent);
-        const bool window = e.op != Op::File_open;
-        const auto id = value(window ? Role::window : Role::file);
-        if (id && *id >= 0) {
-            const uint64_t made = mix(mix(parent, k), window ? kWindowMade : kFileOpened);
-        if (k >= 0) births_[made] = mix(mix(birth(parent).value_or(parent), k), window ? kWindowMade : kFileOpened);
-            (window ? s.windows : s.files)[*id] = made;
-            s.made.emplace_back(window ? 'w' : 'f', *id);
-            on(made);
-        }
-        return places;
+        take_opening(places, s, e, rank, parent);
+    } else if (e.op == Op::Win_fence || e.op == Op::Win_free) {
+        take_on_handle(places, s, s.windows, value_of(e, Role::window, rank), e.op == Op::Win_free);
+    } else if (kind == OperationKind::io) {  // collective I/O on an open file
+        take_on_handle(places, s, s.files, value_of(e, Role::file, rank), e.op == Op::File_close);
+    } else if (kind == OperationKind::comm_create) {
+        take_creation(places, s, e, rank, parent);
+    } else {
+        take_place(places, s, parent);
     }
-    if (e.op == Op::Win_fence || e.op == Op::Win_free) {
-        const auto id = value(Role::window);
-        if (!id) return places;
-        on(id_stream(s.windows, *id));
-        if (e.op == Op::Win_free) s.windows.erase(*id);
-        return places;
-    }
-    if (kind == OperationKind::io) {  // collective I/O on an open file
-        const auto id = value(Role::file);
-        if (!id) return places;
-        on(id_stream(s.files, *id));
-        if (e.op == Op::File_close) s.files.erase(*id);
-        return places;
-    }
-    if (kind != OperationKind::comm_create) {
-        on(parent);
-        return places;
-    }
-    const auto colour = value(Role::color).value_or(kNoComm);
-    const auto made_id = value(Role::new_comm).value_or(kNoComm);
-    const auto remote_leader = value(Role::remote_leader).value_or(kNoComm);
+    return places;
+}
+
+// A window or file is made by a collective on its communicator, and orders its own from then on.
+void StreamTracker::take_opening(std::vector<Place>& places, RankState& s, const Event& e, Rank rank, uint64_t parent)
+{
+    const int64_t k = take_place(places, s, parent);
+    const bool window = e.op != Op::File_open;
+    const auto id = value_of(e, window ? Role::window : Role::file, rank);
+    if (!id || *id < 0) return;
+    const int64_t made_how = window ? kWindowMade : kFileOpened;
+    const uint64_t made = mix(mix(parent, k), made_how);
+    if (k >= 0) births_[made] = mix(mix(birth(parent).value_or(parent), k), made_how);
+    (window ? s.windows : s.files)[*id] = made;
+    s.made.emplace_back(window ? 'w' : 'f', *id);
+    take_place(places, s, made);
+}
+
+// A window's or open file's collectives order their own stream; the one that frees it forgets its id.
+void StreamTracker::take_on_handle(std::vector<Place>& places, RankState& s, std::map<int64_t, uint64_t>& ids,
+                                   std::optional<int64_t> id, bool frees)
+{
+    if (!id) return;
+    take_place(places, s, id_stream(ids, *id));
+    if (frees) ids.erase(*id);
+}
+
+// A creation is one instance on its parent (but MPI_Comm_create_group, which only members call),
+// and the communicator it made starts a stream of its own, named as the header says.
+void StreamTracker::take_creation(std::vector<Place>& places, RankState& s, const Event& e, Rank rank, uint64_t parent)
+{
+    const auto colour = value_of(e, Role::color, rank).value_or(kNoComm);
+    const auto made_id = value_of(e, Role::new_comm, rank).value_or(kNoComm);
+    const auto remote_leader = value_of(e, Role::remote_leader, rank).value_or(kNoComm);
     uint64_t made = 0;
     if (e.op == Op::Comm_create_group) {  // only its members call it: nothing on the parent
-        if (colour == kNoComm) return places;
+        if (colour == kNoComm) return;
         // Named by its members where the trace says (members of other groups with the same first
         // rank made other creations in between), else by its first rank.
-        const int64_t group = value(Role::group).value_or(colour);
+        const int64_t group = value_of(e, Role::group, rank).value_or(colour);
         made = mix(mix(mix(parent, kMadeForGroup), group), s.group_creations[{parent, group}]++);
     } else if (e.op == Op::Intercomm_create) {
-        on(parent);
-        if (colour == kNoComm || remote_leader == kNoComm) return places;
+        take_place(places, s, parent);
+        if (colour == kNoComm || remote_leader == kNoComm) return;
         const auto leaders = std::minmax(colour, remote_leader);
         made = mix(mix(mix(kMadeAcross, leaders.first), leaders.second), s.leader_pairs[leaders]++);
     } else {
-        const int64_t k = on(parent);
-        if (colour == kNoComm || made_id == kNoComm) return places;
+        const int64_t k = take_place(places, s, parent);
+        if (colour == kNoComm || made_id == kNoComm) return;
         // The groups of an intercommunicator split from another have their own leaders: the pair is
         // named by the lower one, as replay names it.
         const int64_t named = remote_leader >= 0 ? std::min(colour, remote_leader) : colour;
         made = k < 0 ? mix(mix(kUnknown, made_id), rank) : mix(mix(mix(parent, k), kMadeBySplit), named);
         if (k >= 0) births_[made] = mix(birth(parent).value_or(parent), k);
     }
-    if (made_id == kNoComm) return places;
+    if (made_id == kNoComm) return;
     s.comms[made_id] = made;
     s.made.emplace_back('c', made_id);
     auto& members = members_[made];
     if (std::find(members.begin(), members.end(), rank) == members.end()) members.push_back(rank);
-    on(made);
-    return places;
+    take_place(places, s, made);
 }
 
 void StreamTracker::repeat(const std::map<uint64_t, int64_t>& per_iteration, Rank rank, std::optional<int64_t> times)

@@ -71,6 +71,14 @@ private:
     };
     RankState& state(Rank rank) { return ranks_[rank]; }
     int64_t take_instance(RankState& s, uint64_t stream);
+    // Each adds to `places` what `rank`'s call of `e` takes part in (take_part, by the kind of call).
+    int64_t take_place(std::vector<Place>& places, RankState& s, uint64_t stream);
+    void take_opening(std::vector<Place>& places, RankState& s, const Event& e, Rank rank, uint64_t parent);
+    void take_on_handle(std::vector<Place>& places, RankState& s, std::map<int64_t, uint64_t>& ids,
+                        std::optional<int64_t> id, bool frees);
+    void take_creation(std::vector<Place>& places, RankState& s, const Event& e, Rank rank, uint64_t parent);
+    // The stream of a window or file by the rank's id for it.
+    uint64_t id_stream(const std::map<int64_t, uint64_t>& ids, int64_t id) const;
 
     std::map<Rank, RankState> ranks_;
     std::map<uint64_t, std::vector<Rank>> members_;
