@@ -1558,77 +1558,111 @@ std::optional<uint32_t> checksum(Input& input, uint64_t size)
     return crc.checksum();
 }
 
-// A whole trace file: its prefix and checksum checked first, then its contents decoded as they are
-// read and decompressed, never all in memory at once.
-DecodeResult decode(Input& input)
+// What the prefix of a trace file says, once checked.
+struct Framing {
+    std::vector<uint8_t> head;  // the first bytes
+    uint64_t version = 0;
+    uint64_t after_version = 0;  // where the form of the contents (from format 11) or the contents start
+    uint64_t body_end = 0;       // where the checksum starts
+};
+
+// The checksum stored at `body_end` against that of the bytes before it; an error message or empty.
+std::string check_checksum(Input& input, uint64_t body_end)
+{
+    uint8_t stored_crc[4];
+    if (!input.read(body_end, stored_crc, 4)) return "read error";
+    uint32_t stored = 0;
+    for (int i = 0; i < 4; ++i) stored |= uint32_t(stored_crc[i]) << (8 * i);
+    const auto computed = checksum(input, body_end);
+    if (!computed) return "read error";
+    if (*computed != stored) return "corrupt: checksum mismatch";
+    return {};
+}
+
+// The magic number, format version and total size, then the checksum, into `framing`: before
+// anything else is read, the file must be a whole trace this build reads. An error message or empty.
+std::string check_framing(Input& input, Framing& framing)
 {
     // Magic, size, version and form: at most 8 + 8 + 10 + 1 bytes.
-    std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(input.size(), 32)));
-    if (!input.read(0, head.data(), head.size())) return {std::nullopt, "read error"};
+    std::vector<uint8_t>& head = framing.head;
+    head.resize(static_cast<size_t>(std::min<uint64_t>(input.size(), 32)));
+    if (!input.read(0, head.data(), head.size())) return "read error";
     if (head.size() < sizeof(kMagic) || std::memcmp(head.data(), kMagic, sizeof(kMagic)) != 0) {
-        return {std::nullopt, "not an h-trace file (bad magic number)"};
+        return "not an h-trace file (bad magic number)";
     }
     Decoder prefix(head.data(), head.size(), sizeof(kMagic));
     const uint64_t total = prefix.fixed64();
     const uint64_t version = prefix.unsigned_int();
-    if (!prefix.ok()) return {std::nullopt, prefix.error()};
+    if (!prefix.ok()) return prefix.error();
     if (version < kOldestReadableFormatVersion || version > kTraceFormatVersion) {
-        return {std::nullopt, "format version " + std::to_string(version) +
-                                  (version > kTraceFormatVersion ? " is newer than" : " is not") +
-                                  " the versions this build reads (" + std::to_string(kOldestReadableFormatVersion) +
-                                  " to " + std::to_string(kTraceFormatVersion) + ")"};
+        return "format version " + std::to_string(version) +
+               (version > kTraceFormatVersion ? " is newer than" : " is not") + " the versions this build reads (" +
+               std::to_string(kOldestReadableFormatVersion) + " to " + std::to_string(kTraceFormatVersion) + ")";
     }
     if (input.size() < total) {
-        return {std::nullopt,
-                "truncated at byte " + std::to_string(input.size()) + " (expected " + std::to_string(total) + ")"};
+        return "truncated at byte " + std::to_string(input.size()) + " (expected " + std::to_string(total) + ")";
     }
     if (input.size() > total) {
-        return {std::nullopt, "corrupt: " + std::to_string(input.size() - total) + " bytes after the end of the trace"};
+        return "corrupt: " + std::to_string(input.size() - total) + " bytes after the end of the trace";
     }
-    const uint64_t body_end = input.size() - 4;
-    uint8_t stored_crc[4];
-    if (!input.read(body_end, stored_crc, 4)) return {std::nullopt, "read error"};
-    uint32_t stored = 0;
-    for (int i = 0; i < 4; ++i) stored |= uint32_t(stored_crc[i]) << (8 * i);
-    const auto computed = checksum(input, body_end);
-    if (!computed) return {std::nullopt, "read error"};
-    if (*computed != stored) return {std::nullopt, "corrupt: checksum mismatch"};
+    framing.version = version;
+    framing.after_version = prefix.position();
+    framing.body_end = input.size() - 4;
+    return check_checksum(input, framing.body_end);
+}
 
-    // From format 11 the rest may be one zstd frame (see Payload).
-    uint64_t payload_start = prefix.position();
-    uint64_t payload_size = body_end - payload_start;
+// The contents after the prefix as they are read: the stream and how many bytes it gives.
+struct Contents {
     std::unique_ptr<ByteStream> stream;
-    ZstdStream* frame = nullptr;
-    if (version >= 11) {
-        Decoder form(head.data(), std::min<uint64_t>(head.size(), body_end), payload_start);
-        const auto stored_form = static_cast<Payload>(form.byte());
-        if (!form.ok()) return {std::nullopt, form.error()};
-        payload_start = form.position();
-        payload_size = body_end - payload_start;
-        if (stored_form == Payload::zstd) {
-            std::vector<uint8_t> frame_head(static_cast<size_t>(std::min<uint64_t>(payload_size, kZstdFrameHeaderMax)));
-            if (!input.read(payload_start, frame_head.data(), frame_head.size())) return {std::nullopt, "read error"};
-            const unsigned long long size = ZSTD_getFrameContentSize(frame_head.data(), frame_head.size());
-            if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
-                return {std::nullopt, "corrupt: the compressed trace has no valid zstd frame"};
-            }
-            // Nothing is allocated for what the frame claims; the claim only bounds what is read.
-            if (size > limits::kMostPayloadBytes || size > payload_size * limits::kMostCompressionRatio) {
-                return {std::nullopt, "corrupt: the compressed trace claims " + std::to_string(size) + " bytes from " +
-                                          std::to_string(payload_size) + " (at most " +
-                                          std::to_string(limits::kMostPayloadBytes) + ", and " +
-                                          std::to_string(limits::kMostCompressionRatio) + " times the frame)"};
-            }
-            auto zstd = std::make_unique<ZstdStream>(input, payload_start, body_end);
-            frame = zstd.get();
-            stream = std::move(zstd);
-            payload_size = size;
-        } else if (stored_form != Payload::plain) {
-            return {std::nullopt, "corrupt: unknown form of the trace's contents"};
-        }
+    ZstdStream* frame = nullptr;  // the stream, where the contents are compressed
+    uint64_t size = 0;
+};
+
+// The zstd frame in [start, end), whose header must claim contents of a size it may hold; an error
+// message or empty.
+std::string open_zstd_frame(Input& input, uint64_t start, uint64_t end, Contents& contents)
+{
+    const uint64_t payload_size = end - start;
+    std::vector<uint8_t> frame_head(static_cast<size_t>(std::min<uint64_t>(payload_size, kZstdFrameHeaderMax)));
+    if (!input.read(start, frame_head.data(), frame_head.size())) return "read error";
+    const unsigned long long size = ZSTD_getFrameContentSize(frame_head.data(), frame_head.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR || size == ZSTD_CONTENTSIZE_UNKNOWN) {
+        return "corrupt: the compressed trace has no valid zstd frame";
     }
-    if (!stream) stream = std::make_unique<PlainStream>(input, payload_start, body_end);
-    Decoder in(*stream, static_cast<size_t>(payload_size));
+    // Nothing is allocated for what the frame claims; the claim only bounds what is read.
+    if (size > limits::kMostPayloadBytes || size > payload_size * limits::kMostCompressionRatio) {
+        return "corrupt: the compressed trace claims " + std::to_string(size) + " bytes from " +
+               std::to_string(payload_size) + " (at most " + std::to_string(limits::kMostPayloadBytes) + ", and " +
+               std::to_string(limits::kMostCompressionRatio) + " times the frame)";
+    }
+    auto zstd = std::make_unique<ZstdStream>(input, start, end);
+    contents.frame = zstd.get();
+    contents.stream = std::move(zstd);
+    contents.size = size;
+    return {};
+}
+
+// From format 11 the contents may be one zstd frame (see Payload), as a byte after the version says.
+std::string open_contents(Input& input, const Framing& framing, Contents& contents)
+{
+    uint64_t payload_start = framing.after_version;
+    if (framing.version >= 11) {
+        Decoder form(framing.head.data(), std::min<uint64_t>(framing.head.size(), framing.body_end), payload_start);
+        const auto stored_form = static_cast<Payload>(form.byte());
+        if (!form.ok()) return form.error();
+        payload_start = form.position();
+        if (stored_form == Payload::zstd) return open_zstd_frame(input, payload_start, framing.body_end, contents);
+        if (stored_form != Payload::plain) return "corrupt: unknown form of the trace's contents";
+    }
+    contents.stream = std::make_unique<PlainStream>(input, payload_start, framing.body_end);
+    contents.size = framing.body_end - payload_start;
+    return {};
+}
+
+// The header, then the body, each checked, and nothing left over.
+DecodeResult decode_contents(Contents& contents, uint64_t version)
+{
+    Decoder in(*contents.stream, static_cast<size_t>(contents.size));
     // Builds add MPI functions at the end of their table: an older build's codes are read as this one's.
     const uint64_t modelled = in.unsigned_int();
     const uint64_t posix = modelled_operation_count() - modelled_mpi_operation_count();
@@ -1647,14 +1681,25 @@ DecodeResult decode(Input& input)
     body.resolve_site_times(trace.body);
     trace.locations = body.site_locations();
     if (in.ok() && !in.at_end()) in.fail("corrupt: unread bytes at byte " + std::to_string(in.position()));
-    if (in.ok() && frame != nullptr) {
+    if (in.ok() && contents.frame != nullptr) {
         // The frame must end where its contents did, and the file with it.
         uint8_t beyond = 0;
-        if (frame->read(&beyond, 1) != 0 || !frame->complete()) in.fail(frame->error());
+        if (contents.frame->read(&beyond, 1) != 0 || !contents.frame->complete()) in.fail(contents.frame->error());
     }
     if (!in.ok()) return {std::nullopt, in.error()};
     if (auto problem = check_trace(trace); !problem.empty()) return {std::nullopt, problem};
     return {std::move(trace), {}};
+}
+
+// A whole trace file: its prefix and checksum checked first, then its contents decoded as they are
+// read and decompressed, never all in memory at once.
+DecodeResult decode(Input& input)
+{
+    Framing framing;
+    if (std::string error = check_framing(input, framing); !error.empty()) return {std::nullopt, error};
+    Contents contents;
+    if (std::string error = open_contents(input, framing, contents); !error.empty()) return {std::nullopt, error};
+    return decode_contents(contents, framing.version);
 }
 
 }  // namespace
