@@ -157,6 +157,8 @@ public:
 private:
     void start(double entered);
     void stop(double entered, uint64_t signature);
+    // This rank's part of what the job's trace says beside its events.
+    RankSummary rank_summary(const Sequence& mine, double traced_seconds);
     void print_signature_stats();
     void fail_at_start(const std::string& message, bool print);
     void refuse_shared_copy();
@@ -166,8 +168,13 @@ private:
     // What becomes of the trace file the user finds, said after "no trace written".
     std::string existing_trace_note() const;
     void describe(RecordedCall& call, const CallArgs& args, int rc);
+    void describe_on_communicator(RecordedCall& call, const CallArgs& args, int rc, uint64_t present, OperationKind kind);
     void add_point_to_point(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present);
     void add_completion(RecordedCall& call, const CallArgs& args);
+    void find_completed(Op op, const CallArgs& args, int count);
+    void take_completed(const CallArgs& args, int count, int request_index, const MPI_Status* status);
+    void add_wildcard_matches(RecordedCall& call);
+    void add_cancelled(RecordedCall& call);
     void add_collective(RecordedCall& call, const CallArgs& args, const CommInfo& comm, uint64_t present);
     void add_creation(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
     void add_idup(RecordedCall& call, const CallArgs& args, const CommInfo& comm, int rc);
@@ -682,6 +689,62 @@ HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double en
     last_exit_ = now_ticks();
 }
 
+namespace {
+
+// Rank 0 says how many calls the job recorded, of which kinds, and which it left out. `totals` as
+// RankSummary::counts has them: the opaque operations', then POSIX calls of imports, unseen POSIX
+// calls, POSIX calls and MPI calls.
+HTRACE_COLD void report_recorded_calls(const std::vector<uint64_t>& totals)
+{
+    std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
+    const uint64_t posix = totals[totals.size() - 2];
+    const uint64_t unseen = totals[totals.size() - 3];
+    const uint64_t imports = totals[totals.size() - 4];
+    const size_t opaque_kinds = totals.size() - 4;
+    uint64_t opaque = 0;
+    for (size_t i = 0; i < opaque_kinds; ++i) opaque += totals[i];
+    if (opaque > 0) {
+        std::fprintf(stderr, ", %llu of them by name only:", static_cast<unsigned long long>(opaque));
+        for (size_t i = 0; i < opaque_kinds; ++i) {
+            if (totals[i] == 0) continue;
+            const auto name = operation_name(opaque_operation(static_cast<uint32_t>(i)));
+            std::fprintf(stderr, " %.*s x%llu", static_cast<int>(name.size()), name.data(),
+                         static_cast<unsigned long long>(totals[i]));
+        }
+    }
+    std::fprintf(stderr, "\n");
+    if (posix > 0) std::fprintf(stderr, "h-trace: %llu POSIX I/O calls recorded\n", static_cast<unsigned long long>(posix));
+    if (imports > 0) {
+        std::fprintf(stderr, "h-trace: %llu POSIX I/O calls of Python's imports left out (HTRACE_PYTHON_IMPORTS=1 keeps them)\n",
+                     static_cast<unsigned long long>(imports));
+    }
+    if (unseen > 0) {
+        std::fprintf(stderr,
+                     "h-trace: %llu POSIX I/O calls on files opened before MPI_Init (or not by open, creat or "
+                     "fopen) not recorded\n",
+                     static_cast<unsigned long long>(unseen));
+    }
+}
+
+}  // namespace
+
+HTRACE_COLD RankSummary Tracer::rank_summary(const Sequence& mine, double traced_seconds)
+{
+    RankSummary summary;
+    summary.traced_seconds = traced_seconds;
+    summary.cancels_requests = cancels_requests(mine);
+    summary.counts = opaque_calls_;
+    summary.counts.push_back(posix_files_.import_calls());
+    summary.counts.push_back(posix_files_.unseen_calls());
+    summary.counts.push_back(posix_calls_);
+    summary.counts.push_back(calls_);
+    summary.file_names = file_names_;
+    summary.topologies = topologies_;
+    summary.rank_times = own_rank_times(mine, world_rank_);
+    summary.locations = site_locations();
+    return summary;
+}
+
 HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
 {
     RecordedCall finalize;
@@ -695,20 +758,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     const double per_tick = seconds_per_tick();
     Sequence mine = folder_.finish();
     finish_events(mine, RankList(world_rank_), per_tick);
-
-    RankSummary summary;
-    summary.traced_seconds = (entered - started_) * per_tick;
-    summary.cancels_requests = cancels_requests(mine);
-    summary.counts = opaque_calls_;
-    summary.counts.push_back(posix_files_.import_calls());
-    summary.counts.push_back(posix_files_.unseen_calls());
-    summary.counts.push_back(posix_calls_);
-    summary.counts.push_back(calls_);
-    summary.file_names = file_names_;
-    summary.topologies = topologies_;
-    summary.rank_times = own_rank_times(mine, world_rank_);
-    summary.locations = site_locations();
-    JobSummary job = summarize_job(summary, world_rank_, merge_tree_);
+    JobSummary job = summarize_job(rank_summary(mine, (entered - started_) * per_tick), world_rank_, merge_tree_);
     const double slowest = job.slowest_seconds;
     // Patterns only one rank derived give way to its literal names, in its events too, before the
     // merge compares them (trace/file_names.hpp).
@@ -727,35 +777,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
             written = write_trace(std::move(*reduced.merged), job, merge_time) ? 1 : 0;
         }
         trace_lost.store(written == 0);
-        const std::vector<uint64_t>& totals = job.counts;
-        std::fprintf(stderr, "h-trace: %llu MPI calls recorded", static_cast<unsigned long long>(totals.back()));
-        const uint64_t posix = totals[totals.size() - 2];
-        const uint64_t unseen = totals[totals.size() - 3];
-        const uint64_t imports = totals[totals.size() - 4];
-        const size_t opaque_kinds = totals.size() - 4;
-        uint64_t opaque = 0;
-        for (size_t i = 0; i < opaque_kinds; ++i) opaque += totals[i];
-        if (opaque > 0) {
-            std::fprintf(stderr, ", %llu of them by name only:", static_cast<unsigned long long>(opaque));
-            for (size_t i = 0; i < opaque_kinds; ++i) {
-                if (totals[i] == 0) continue;
-                const auto name = operation_name(opaque_operation(static_cast<uint32_t>(i)));
-                std::fprintf(stderr, " %.*s x%llu", static_cast<int>(name.size()), name.data(),
-                             static_cast<unsigned long long>(totals[i]));
-            }
-        }
-        std::fprintf(stderr, "\n");
-        if (posix > 0) std::fprintf(stderr, "h-trace: %llu POSIX I/O calls recorded\n", static_cast<unsigned long long>(posix));
-        if (imports > 0) {
-            std::fprintf(stderr, "h-trace: %llu POSIX I/O calls of Python's imports left out (HTRACE_PYTHON_IMPORTS=1 keeps them)\n",
-                         static_cast<unsigned long long>(imports));
-        }
-        if (unseen > 0) {
-            std::fprintf(stderr,
-                         "h-trace: %llu POSIX I/O calls on files opened before MPI_Init (or not by open, creat or "
-                         "fopen) not recorded\n",
-                         static_cast<unsigned long long>(unseen));
-        }
+        report_recorded_calls(job.counts);
     }
     if (config_.stats) print_signature_stats();
     // Partial files (HTRACE_FLUSH_SECONDS) go once the trace stands in their place. Meanwhile the
@@ -867,6 +889,14 @@ HTRACE_INLINE void Tracer::describe(RecordedCall& call, const CallArgs& args, in
         if (kind == OperationKind::collective) add_window_collective(call, args, rc);
         return;
     }
+    describe_on_communicator(call, args, rc, present, kind);
+}
+
+// A call whose communicator is its own argument, not a window's or file's.
+HTRACE_INLINE void Tracer::describe_on_communicator(RecordedCall& call, const CallArgs& args, int rc, uint64_t present,
+                                                    OperationKind kind)
+{
+    const Op op = call.op;
     const CommInfo comm = comms_.lookup(args.comm);
     if (rc == MPI_SUCCESS && (present & arg::request)) {
         pending_requests_.created(args.request,
@@ -1308,39 +1338,7 @@ HTRACE_INLINE void Tracer::add_completion(RecordedCall& call, const CallArgs& ar
     if (tests) call.add(Role::completed, args.flag);
     if (op == Op::Waitsome || op == Op::Testsome) call.add(Role::completed, args.outcount);
 
-    // Which of the given requests completed, and where their statuses are.
-    completed_requests_.clear();
-    wildcard_matches_.clear();
-    cancelled_.clear();
-    auto completed = [&](int request_index, const MPI_Status* status) {
-        if (args.requests == nullptr || request_index < 0 || request_index >= count) return;
-        const MPI_Request request = args.requests[request_index];
-        if (request == MPI_REQUEST_NULL) return;  // inactive before the call: nothing completed
-        completed_requests_.push_back(request);
-        // A file request's status says nothing of cancels (MPI-IO may leave that field as it was).
-        // (Empty unless the program does non-blocking MPI-IO: no hashing on every completion.)
-        if (!io_requests_.empty() && io_requests_.erase(request) > 0) return;
-        if (status == nullptr) return;
-        int cancelled = 0;
-        PMPI_Test_cancelled(status, &cancelled);
-        if (cancelled) cancelled_.push_back(completed_requests_.size() - 1);
-        if (wildcard_receives_.empty()) return;
-        auto found = wildcard_receives_.find(request);
-        if (found == wildcard_receives_.end()) return;
-        const WildcardReceive receive = found->second.back();
-        found->second.pop_back();
-        if (found->second.empty()) wildcard_receives_.erase(found);
-        if (!cancelled) wildcard_matches_.push_back({completed_requests_.size() - 1, receive, *status});
-    };
-    if (op == Op::Wait || (op == Op::Test && args.flag)) {
-        completed(0, args.status);
-    } else if (op == Op::Waitall || (op == Op::Testall && args.flag)) {
-        for (int i = 0; i < count; ++i) completed(i, args.statuses ? &args.statuses[i] : nullptr);
-    } else if ((op == Op::Waitany || (op == Op::Testany && args.flag)) && args.index != MPI_UNDEFINED) {
-        completed(args.index, args.status);
-    } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
-        for (int k = 0; k < args.outcount; ++k) completed(args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
-    }
+    find_completed(op, args, count);
     if (!pending_idups_.empty()) bind_idups(completed_requests_);
     // Where each request was, and where sends were going, matter only for wildcard matches and
     // cancels: the usual completion copies neither.
@@ -1348,7 +1346,58 @@ HTRACE_INLINE void Tracer::add_completion(RecordedCall& call, const CallArgs& ar
     const size_t pending = pending_requests_.size();
     const auto positions = pending_requests_.complete(completed_requests_, unusual ? &completed_positions_ : nullptr,
                                                       cancelled_.empty() ? nullptr : &completed_sends_);
-    // What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
+    add_wildcard_matches(call);
+    encode_completed_set(positions, set_values_, pending);
+    for (int64_t value : set_values_) call.add(Role::completed_set, value);
+    if (!cancelled_.empty()) add_cancelled(call);
+}
+
+// Which of the given requests completed, and where their statuses are.
+HTRACE_INLINE void Tracer::find_completed(Op op, const CallArgs& args, int count)
+{
+    completed_requests_.clear();
+    wildcard_matches_.clear();
+    cancelled_.clear();
+    if (op == Op::Wait || (op == Op::Test && args.flag)) {
+        take_completed(args, count, 0, args.status);
+    } else if (op == Op::Waitall || (op == Op::Testall && args.flag)) {
+        for (int i = 0; i < count; ++i) take_completed(args, count, i, args.statuses ? &args.statuses[i] : nullptr);
+    } else if ((op == Op::Waitany || (op == Op::Testany && args.flag)) && args.index != MPI_UNDEFINED) {
+        take_completed(args, count, args.index, args.status);
+    } else if ((op == Op::Waitsome || op == Op::Testsome) && args.outcount != MPI_UNDEFINED && args.indices) {
+        for (int k = 0; k < args.outcount; ++k) {
+            take_completed(args, count, args.indices[k], args.statuses ? &args.statuses[k] : nullptr);
+        }
+    }
+}
+
+// One completed request into completed_requests_, and from its status whether it was cancelled and,
+// for a receive posted with a wildcard, what it matched.
+inline void Tracer::take_completed(const CallArgs& args, int count, int request_index, const MPI_Status* status)
+{
+    if (args.requests == nullptr || request_index < 0 || request_index >= count) return;
+    const MPI_Request request = args.requests[request_index];
+    if (request == MPI_REQUEST_NULL) return;  // inactive before the call: nothing completed
+    completed_requests_.push_back(request);
+    // A file request's status says nothing of cancels (MPI-IO may leave that field as it was).
+    // (Empty unless the program does non-blocking MPI-IO: no hashing on every completion.)
+    if (!io_requests_.empty() && io_requests_.erase(request) > 0) return;
+    if (status == nullptr) return;
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    if (cancelled) cancelled_.push_back(completed_requests_.size() - 1);
+    if (wildcard_receives_.empty()) return;
+    auto found = wildcard_receives_.find(request);
+    if (found == wildcard_receives_.end()) return;
+    const WildcardReceive receive = found->second.back();
+    found->second.pop_back();
+    if (found->second.empty()) wildcard_receives_.erase(found);
+    if (!cancelled) wildcard_matches_.push_back({completed_requests_.size() - 1, receive, *status});
+}
+
+// What wildcard receives matched, oldest request first, so replay can tell whose match is whose.
+HTRACE_INLINE void Tracer::add_wildcard_matches(RecordedCall& call)
+{
     if (wildcard_matches_.size() > 1) {
         std::sort(wildcard_matches_.begin(), wildcard_matches_.end(), [&](const auto& a, const auto& b) {
             return completed_positions_[a.completed] > completed_positions_[b.completed];
@@ -1357,9 +1406,12 @@ HTRACE_INLINE void Tracer::add_completion(RecordedCall& call, const CallArgs& ar
     for (const auto& match : wildcard_matches_) {
         add_matched(call, match.receive.comm, match.receive.any_source, match.receive.any_tag, match.status);
     }
-    encode_completed_set(positions, set_values_, pending);
-    for (int64_t value : set_values_) call.add(Role::completed_set, value);
-    if (cancelled_.empty()) return;
+}
+
+// Which of the completed requests were cancelled (those still pending before the call), and the
+// sends among them, oldest request first: their messages never went.
+HTRACE_INLINE void Tracer::add_cancelled(RecordedCall& call)
+{
     cancelled_positions_.clear();
     for (size_t k : cancelled_) {
         if (completed_positions_[k] != PendingRequests<MPI_Request>::kNotPending) {
@@ -1370,7 +1422,6 @@ HTRACE_INLINE void Tracer::add_completion(RecordedCall& call, const CallArgs& ar
     if (cancelled_positions_.empty()) return;
     encode_completed_set(cancelled_positions_, set_values_);
     for (int64_t value : set_values_) call.add(Role::cancelled_set, value);
-    // The sends among them, oldest request first: their messages never went.
     std::sort(cancelled_.begin(), cancelled_.end(),
               [&](size_t a, size_t b) { return completed_positions_[a] > completed_positions_[b]; });
     for (size_t k : cancelled_) {
