@@ -214,45 +214,24 @@ private:
             return;
         case ItemKind::send:
         case ItemKind::one_sided:
-        case ItemKind::collective: {
+        case ItemKind::collective:
             if (item.kind == ItemKind::collective && !causal()) complete_fallbacks();
-            ScheduledCall call = item.call;
-            if (item.kind == ItemKind::send && item.creates_request && stream_.has_cancellations()) {
-                const auto match = find_completion(stream_, pending_, item);
-                if (match && match->cancelled) {  // the traced rank's cancel won: no message went
-                    pending_.add({});
-                    return;
-                }
+            if (lost_to_cancel(item)) {
+                pending_.add({});
+                return;
             }
-            if (item.creates_request) {
-                call.request = new_request();
-                pending_.add({call.request, false, false});
-            }
-            issue(call);
+            issue_with_request(item);
             return;
-        }
-        case ItemKind::io: {
+        case ItemKind::io:
             // Collective I/O waits for every rank of the file's communicator, like a collective.
             if (is_collective_io(item.call.op) && !causal()) complete_fallbacks();
-            ScheduledCall call = item.call;
-            if (item.creates_request) {  // MPI_File_iwrite and its kin
-                call.request = new_request();
-                pending_.add({call.request, false, false});
-            }
-            issue(call);
+            issue_with_request(item);  // MPI_File_iwrite and its kin make one
             return;
-        }
         case ItemKind::create_comm:
-        case ItemKind::free_comm: {
+        case ItemKind::free_comm:
             if (!causal()) complete_fallbacks();
-            ScheduledCall call = item.call;
-            if (item.creates_request) {  // Comm_idup
-                call.request = new_request();
-                pending_.add({call.request, false, false});
-            }
-            issue(call);
+            issue_with_request(item);  // Comm_idup makes one
             return;
-        }
         case ItemKind::request_only:
             pending_.add({});
             return;
@@ -262,13 +241,7 @@ private:
             return;
         }
         case ItemKind::probe:
-            // Causal replay takes the probed message where the rank took it; paired replay gives
-            // the MPI_Mrecv a message of its own like any receive.
-            if (causal() && item.asked.source_known && item.asked.tag_known && !item.asked.source_drawn &&
-                !item.asked.tag_drawn) {
-                ScheduledCall call = item.call;
-                issue(call);
-            }
+            probe(item);
             return;
         case ItemKind::receive:
             if (causal()) {
@@ -293,6 +266,36 @@ private:
         case ItemKind::withdrawn:
             return;
         }
+    }
+
+    // Causal replay takes the probed message where the rank took it; paired replay gives the
+    // MPI_Mrecv a message of its own like any receive.
+    void probe(const Item& item)
+    {
+        if (causal() && item.asked.source_known && item.asked.tag_known && !item.asked.source_drawn &&
+            !item.asked.tag_drawn) {
+            ScheduledCall call = item.call;
+            issue(call);
+        }
+    }
+
+    // A non-blocking send the traced rank's cancel won: no message went.
+    bool lost_to_cancel(const Item& item)
+    {
+        if (item.kind != ItemKind::send || !item.creates_request || !stream_.has_cancellations()) return false;
+        const auto match = find_completion(stream_, pending_, item);
+        return match && match->cancelled;
+    }
+
+    // The stream's call, with a request of replay's own where the traced call made one.
+    void issue_with_request(const Item& item)
+    {
+        ScheduledCall call = item.call;
+        if (item.creates_request) {
+            call.request = new_request();
+            pending_.add({call.request, false, false});
+        }
+        issue(call);
     }
 
     RequestId new_request()
@@ -614,6 +617,268 @@ std::string drawn_structure(const Sequence& seq)
     return {};
 }
 
+// Every message aimed at this rank must have a receive of this rank on its channel, and the other
+// way round: then the k-th receive on a channel takes the k-th message, as in the traced run.
+// Source, communicator (by its members: ids are used again after a free), tag.
+using Channel = std::tuple<Rank, const std::vector<Rank>*, int64_t>;
+
+// Where a tag was drawn, a channel is one per source and communicator: its receives all post
+// MPI_ANY_TAG and take its messages in order, which holds the order of cause and effect only if
+// every send on it is a blocking send and every receive a blocking receive with a drawn tag
+// (proofs/README.md, "Drawn tags on blocking channels").
+struct BlindChannel {
+    int64_t balance = 0;
+    bool drawn = false;   // some message or receive on it has a drawn tag
+    bool blocking = true; // every message a blocking send, every receive a blocking, drawn-tag receive
+};
+
+// An MPI_Irecv counts where it completes: only then is known whether it was cancelled (no
+// message) and, for a wildcard, what it matched.
+struct WaitingReceive {
+    bool any_source, any_tag;
+    CommView comm;
+    Channel channel;
+};
+
+// A loop whose count every participant draws alike may differ from the run in how often it
+// iterates; causal replay goes through it only where each iteration is closed on this rank: the
+// messages it sends this rank are received, and the requests it makes are completed, within that
+// iteration, by nothing older (proofs/README.md, "Counts drawn for all participants").
+struct DrawnIteration {
+    uint64_t id = 0;    // the walk's shared_draw_iteration; 0 outside such loops
+    size_t floor = 0;   // requests pending when it began
+    std::map<Channel, int64_t> balance;
+};
+
+// One rank's channels as causal_replay_obstacle walks its calls: each take_* returns the first
+// obstacle the item shows, or nothing.
+class ChannelBalance {
+public:
+    explicit ChannelBalance(Rank rank) : rank_(rank) {}
+
+    std::string take(const Item& item)
+    {
+        if (item.shared_draw_iteration != iteration_.id) {
+            if (auto why = unclosed_iteration(); !why.empty()) return why;
+            iteration_ = DrawnIteration{item.shared_draw_iteration, pending_.size(), {}};
+        }
+        if (item.kind == ItemKind::incoming) return take_incoming(item);
+        std::optional<WaitingReceive> waiting;
+        if (auto why = take_receive(item, waiting); !why.empty()) return why;
+        if (item.creates_request) hold_request(waiting);
+        if (item.kind != ItemKind::completion) return {};
+        return take_completion(item);
+    }
+
+    std::string unclosed_iteration() const
+    {
+        if (iteration_.id == 0) return {};
+        const std::string what = "rank " + std::to_string(rank_) + ": an iteration of a loop whose count was drawn ";
+        if (pending_.size() != iteration_.floor) return what + "leaves requests it made to be completed after it";
+        for (const auto& [key, surplus] : iteration_.balance) {
+            if (surplus != 0) {
+                return what + (surplus > 0 ? "sends this rank messages it receives after it" : "receives messages sent after it") +
+                       " (from rank " + std::to_string(std::get<0>(key)) + ", tag " + std::to_string(std::get<2>(key)) + ")";
+            }
+        }
+        return {};
+    }
+
+    // At the end of the walk; receives never completed are still posted, and take their messages.
+    std::string unbalanced()
+    {
+        for (const auto& waiting : pending_) {
+            if (!waiting) continue;
+            if (waiting->any_source || waiting->any_tag) {
+                return "rank " + std::to_string(rank_) + ": a wildcard receive that never completed (its match is not in the trace)";
+            }
+            --balance_[waiting->channel];
+        }
+        if (auto why = unbalanced_blind_channel(); !why.empty()) return why;
+        for (const auto& [key, count] : balance_) {
+            if (count == 0) continue;
+            const auto& [source, comm, tag] = key;
+            if (const auto b = blind_.find({source, comm}); b != blind_.end() && b->second.drawn) continue;
+            return "rank " + std::to_string(rank_) + " has " + std::to_string(count > 0 ? count : -count) +
+                   (count > 0 ? " messages from rank " + std::to_string(source) + " that none of its receives takes"
+                              : " receives from rank " + std::to_string(source) + " that no message reaches") +
+                   " (tag " + std::to_string(tag) + ", a communicator of " + std::to_string(comm ? comm->size() : 0) +
+                   " ranks)";
+        }
+        return {};
+    }
+
+private:
+    Channel channel(Rank source, const CommView& comm, int64_t tag)
+    {
+        communicators_.insert(comm.members);
+        return Channel{source, comm.members.get(), tag};
+    }
+
+    BlindChannel& blind_channel(Rank source, const CommView& comm)
+    {
+        communicators_.insert(comm.members);
+        return blind_[{source, comm.members.get()}];
+    }
+
+    void count(const Channel& key, int64_t delta)
+    {
+        balance_[key] += delta;
+        if (iteration_.id != 0) iteration_.balance[key] += delta;
+    }
+
+    std::string where(const Item& item) const
+    {
+        const Event& e = *item.call.event;
+        return "rank " + std::to_string(rank_) + ", " + std::string(operation_name(e.op)) + " @" +
+               render_signature(e.signature);
+    }
+
+    std::string drawn_tag_in_iteration() const
+    {
+        return "rank " + std::to_string(rank_) + ": a tag drawn inside a loop whose count was drawn";
+    }
+
+    std::string take_incoming(const Item& item)
+    {
+        BlindChannel& b = blind_channel(item.call.peer, item.asked.comm);
+        const Value* sent_tag = item.call.event->find(Role::tag);
+        const bool tag_drawn = sent_tag != nullptr && sent_tag->is_histogram();
+        if (tag_drawn && iteration_.id != 0) return drawn_tag_in_iteration();
+        b.drawn = b.drawn || tag_drawn;
+        b.blocking = b.blocking && tag_blind(item.call.event->op);
+        ++b.balance;
+        count(channel(item.call.peer, item.asked.comm, item.call.tag), 1);
+        return {};
+    }
+
+    // A blocking receive counts now; one that makes a request is left `waiting` for its completion.
+    std::string take_receive(const Item& item, std::optional<WaitingReceive>& waiting)
+    {
+        const bool receives = item.kind == ItemKind::receive || item.kind == ItemKind::sendrecv;
+        const bool sendrecv = item.kind == ItemKind::sendrecv;
+        const Rank source = sendrecv ? item.call.source : item.call.peer;
+        const int64_t tag = sendrecv ? item.call.recv_tag : item.call.tag;
+        const bool from_nowhere = item.asked.source_known && source == kProcNull;
+        if (!receives || from_nowhere) return {};
+        if (item.asked.source_known) {
+            BlindChannel& b = blind_channel(source, item.asked.comm);
+            const bool blind_receive = !item.creates_request && !sendrecv && tag_blind(item.call.event->op) &&
+                                       item.asked.tag_drawn;
+            if (item.asked.tag_drawn && iteration_.id != 0) return drawn_tag_in_iteration();
+            b.drawn = b.drawn || item.asked.tag_drawn;
+            b.blocking = b.blocking && blind_receive;
+            --b.balance;
+        }
+        if (item.creates_request) {
+            waiting = WaitingReceive{item.asked.any_source && !item.asked.source_known,
+                                     item.asked.any_tag && !item.asked.tag_known, item.asked.comm,
+                                     channel(source, item.asked.comm, tag)};
+        } else if (item.asked.source_known && item.asked.tag_known) {
+            count(channel(source, item.asked.comm, tag), -1);
+        } else {
+            return where(item) + ": what a wildcard receive matched is not in the trace";
+        }
+        return {};
+    }
+
+    void hold_request(const std::optional<WaitingReceive>& waiting)
+    {
+        if (pending_.size() == PendingRequests<int>::kKept) {
+            pending_.pop_front();
+            if (iteration_.floor > 0) --iteration_.floor;
+        }
+        pending_.push_back(waiting);
+    }
+
+    std::string take_completion(const Item& item)
+    {
+        if (!item.completion.recorded) {
+            return "the trace does not say which requests its completion calls completed (an older trace format)";
+        }
+        if (!named_positions(item.completion, pending_.size(), positions_)) {
+            return where(item) + ": a completion whose requests the tracer could not record";
+        }
+        std::vector<size_t> indices;
+        for (uint32_t p : positions_) {
+            if (p >= pending_.size()) return where(item) + ": completes a request the rank does not have";
+            if (iteration_.id != 0 && pending_.size() - 1 - p < iteration_.floor) {
+                return where(item) + ": completes, in an iteration of a loop whose count was drawn, a request made before it";
+            }
+            indices.push_back(pending_.size() - 1 - p);
+        }
+        std::sort(indices.begin(), indices.end());
+        if (auto why = count_completed_receives(item, indices); !why.empty()) return why;
+        for (auto it = indices.rbegin(); it != indices.rend(); ++it) pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(*it));
+        return {};
+    }
+
+    // A cancelled receive took no message; a wildcard's channel is the one the completion names.
+    std::string count_completed_receives(const Item& item, const std::vector<size_t>& indices)
+    {
+        size_t peers = 0;
+        size_t tags = 0;
+        for (size_t index : indices) {
+            if (!pending_[index]) continue;
+            WaitingReceive& w = *pending_[index];
+            if (completed_set_names(item.completion.cancelled_set, static_cast<uint32_t>(pending_.size() - 1 - index))) {
+                continue;
+            }
+            auto& [channel_source, comm, channel_tag] = w.channel;
+            if (w.any_source) {
+                const auto& matched = item.completion.matched_peers;
+                const auto world = peers < matched.size() ? w.comm.world_peer(matched[peers++]) : std::nullopt;
+                if (!world) return where(item) + ": what a wildcard receive matched is not in the trace";
+                channel_source = *world;
+            }
+            if (w.any_tag) {
+                const auto& matched = item.completion.matched_tags;
+                if (tags >= matched.size()) return where(item) + ": what a wildcard receive matched is not in the trace";
+                channel_tag = matched[tags++];
+            }
+            count(w.channel, -1);
+        }
+        return {};
+    }
+
+    std::string unbalanced_blind_channel() const
+    {
+        for (const auto& [key, b] : blind_) {
+            if (!b.drawn) continue;
+            const auto& [source, comm] = key;
+            const std::string what = "rank " + std::to_string(rank_) + ": tags drawn on its channel from rank " +
+                                     std::to_string(source) + " (a communicator of " +
+                                     std::to_string(comm ? comm->size() : 0) + " ranks)";
+            if (!b.blocking) return what + " that not only blocking sends and receives use";
+            if (b.balance != 0) return what + ", whose messages and receives do not balance";
+        }
+        return {};
+    }
+
+    Rank rank_;
+    std::map<Channel, int64_t> balance_;
+    std::map<std::pair<Rank, const std::vector<Rank>*>, BlindChannel> blind_;
+    std::set<std::shared_ptr<const std::vector<Rank>>> communicators_;  // keeps the keys' members alive
+    std::deque<std::optional<WaitingReceive>> pending_;
+    std::vector<uint32_t> positions_;
+    DrawnIteration iteration_;
+};
+
+// The causal argument replays the run's collectives; one the merge left apart is skipped, and a
+// rank could wait where the run's collective ordered things otherwise.
+std::string collectives_not_as_run(const RankStream& stream, Rank rank)
+{
+    if (const uint64_t apart = stream.collectives_left_apart(); apart > 0) {
+        return "rank " + std::to_string(rank) + ": " + std::to_string(apart) +
+               " collective calls the merge left apart from other members of their communicator are not replayed";
+    }
+    if (const uint64_t joined = stream.collectives_joined(); joined > 0) {
+        return "rank " + std::to_string(rank) + ": " + std::to_string(joined) +
+               " collective instances the merge left in parts are issued where their last part is";
+    }
+    return {};
+}
+
 }  // namespace
 
 void ScheduledCall::reset()
@@ -668,200 +933,14 @@ ScheduleSummary generate_schedule(const Trace& trace, uint64_t seed, Rank rank, 
 std::string causal_replay_obstacle(const Trace& trace, uint64_t seed, Rank rank)
 {
     if (auto why = drawn_structure(trace.body); !why.empty()) return why;
-    // Every message aimed at this rank must have a receive of this rank on its channel, and the other
-    // way round: then the k-th receive on a channel takes the k-th message, as in the traced run.
-    // Source, communicator (by its members: ids are used again after a free), tag.
-    using Channel = std::tuple<Rank, const std::vector<Rank>*, int64_t>;
-    std::map<Channel, int64_t> balance;
-    // Where a tag was drawn, a channel is one per source and communicator: its receives all post
-    // MPI_ANY_TAG and take its messages in order, which holds the order of cause and effect only if
-    // every send on it is a blocking send and every receive a blocking receive with a drawn tag
-    // (proofs/README.md, "Drawn tags on blocking channels").
-    struct BlindChannel {
-        int64_t balance = 0;
-        bool drawn = false;   // some message or receive on it has a drawn tag
-        bool blocking = true; // every message a blocking send, every receive a blocking, drawn-tag receive
-    };
-    std::map<std::pair<Rank, const std::vector<Rank>*>, BlindChannel> blind;
-    std::set<std::shared_ptr<const std::vector<Rank>>> communicators;  // keeps the keys' members alive
-    auto channel = [&](Rank source, const CommView& comm, int64_t tag) {
-        communicators.insert(comm.members);
-        return Channel{source, comm.members.get(), tag};
-    };
-    auto blind_channel = [&](Rank source, const CommView& comm) -> BlindChannel& {
-        communicators.insert(comm.members);
-        return blind[{source, comm.members.get()}];
-    };
     RankStream stream(trace, seed, rank, true);
-    // An MPI_Irecv counts where it completes: only then is known whether it was cancelled (no
-    // message) and, for a wildcard, what it matched.
-    struct Waiting {
-        bool any_source, any_tag;
-        CommView comm;
-        Channel channel;
-    };
-    std::deque<std::optional<Waiting>> pending;
-    std::vector<uint32_t> positions;
-    auto where = [&](const Item& item) {
-        const Event& e = *item.call.event;
-        return "rank " + std::to_string(rank) + ", " + std::string(operation_name(e.op)) + " @" +
-               render_signature(e.signature);
-    };
-    // A loop whose count every participant draws alike may differ from the run in how often it
-    // iterates; causal replay goes through it only where each iteration is closed on this rank: the
-    // messages it sends this rank are received, and the requests it makes are completed, within that
-    // iteration, by nothing older (proofs/README.md, "Counts drawn for all participants").
-    struct Iteration {
-        uint64_t id = 0;    // the walk's shared_draw_iteration; 0 outside such loops
-        size_t floor = 0;   // requests pending when it began
-        std::map<Channel, int64_t> balance;
-    } iteration;
-    auto count = [&](const Channel& key, int64_t delta) {
-        balance[key] += delta;
-        if (iteration.id != 0) iteration.balance[key] += delta;
-    };
-    auto unclosed = [&]() -> std::string {
-        if (iteration.id == 0) return {};
-        const std::string what = "rank " + std::to_string(rank) + ": an iteration of a loop whose count was drawn ";
-        if (pending.size() != iteration.floor) return what + "leaves requests it made to be completed after it";
-        for (const auto& [key, surplus] : iteration.balance) {
-            if (surplus != 0) {
-                return what + (surplus > 0 ? "sends this rank messages it receives after it" : "receives messages sent after it") +
-                       " (from rank " + std::to_string(std::get<0>(key)) + ", tag " + std::to_string(std::get<2>(key)) + ")";
-            }
-        }
-        return {};
-    };
-    const std::string drawn_tag_in_iteration =
-        "rank " + std::to_string(rank) + ": a tag drawn inside a loop whose count was drawn";
+    ChannelBalance channels(rank);
     for (const Item* item; (item = stream.peek(0)) != nullptr; stream.pop()) {
-        if (item->shared_draw_iteration != iteration.id) {
-            if (auto why = unclosed(); !why.empty()) return why;
-            iteration = Iteration{item->shared_draw_iteration, pending.size(), {}};
-        }
-        if (item->kind == ItemKind::incoming) {
-            BlindChannel& b = blind_channel(item->call.peer, item->asked.comm);
-            const Value* sent_tag = item->call.event->find(Role::tag);
-            const bool tag_drawn = sent_tag != nullptr && sent_tag->is_histogram();
-            if (tag_drawn && iteration.id != 0) return drawn_tag_in_iteration;
-            b.drawn = b.drawn || tag_drawn;
-            b.blocking = b.blocking && tag_blind(item->call.event->op);
-            ++b.balance;
-            count(channel(item->call.peer, item->asked.comm, item->call.tag), 1);
-            continue;
-        }
-        const bool receives = item->kind == ItemKind::receive || item->kind == ItemKind::sendrecv;
-        const bool sendrecv = item->kind == ItemKind::sendrecv;
-        const Rank source = sendrecv ? item->call.source : item->call.peer;
-        const int64_t tag = sendrecv ? item->call.recv_tag : item->call.tag;
-        const bool from_nowhere = item->asked.source_known && source == kProcNull;
-        std::optional<Waiting> waiting;
-        if (receives && !from_nowhere && item->asked.source_known) {
-            BlindChannel& b = blind_channel(source, item->asked.comm);
-            const bool blind_receive = !item->creates_request && !sendrecv && tag_blind(item->call.event->op) &&
-                                       item->asked.tag_drawn;
-            if (item->asked.tag_drawn && iteration.id != 0) return drawn_tag_in_iteration;
-            b.drawn = b.drawn || item->asked.tag_drawn;
-            b.blocking = b.blocking && blind_receive;
-            --b.balance;
-        }
-        if (receives && !from_nowhere) {
-            if (item->creates_request) {
-                waiting = Waiting{item->asked.any_source && !item->asked.source_known,
-                                  item->asked.any_tag && !item->asked.tag_known, item->asked.comm,
-                                  channel(source, item->asked.comm, tag)};
-            } else if (item->asked.source_known && item->asked.tag_known) {
-                count(channel(source, item->asked.comm, tag), -1);
-            } else {
-                return where(*item) + ": what a wildcard receive matched is not in the trace";
-            }
-        }
-        if (item->creates_request) {
-            if (pending.size() == PendingRequests<int>::kKept) {
-                pending.pop_front();
-                if (iteration.floor > 0) --iteration.floor;
-            }
-            pending.push_back(waiting);
-        }
-        if (item->kind != ItemKind::completion) continue;
-        if (!item->completion.recorded) {
-            return "the trace does not say which requests its completion calls completed (an older trace format)";
-        }
-        if (!named_positions(item->completion, pending.size(), positions)) {
-            return where(*item) + ": a completion whose requests the tracer could not record";
-        }
-        std::vector<size_t> indices;
-        for (uint32_t p : positions) {
-            if (p >= pending.size()) return where(*item) + ": completes a request the rank does not have";
-            if (iteration.id != 0 && pending.size() - 1 - p < iteration.floor) {
-                return where(*item) + ": completes, in an iteration of a loop whose count was drawn, a request made before it";
-            }
-            indices.push_back(pending.size() - 1 - p);
-        }
-        std::sort(indices.begin(), indices.end());
-        size_t peers = 0;
-        size_t tags = 0;
-        for (size_t index : indices) {
-            if (!pending[index]) continue;
-            Waiting& w = *pending[index];
-            if (completed_set_names(item->completion.cancelled_set, static_cast<uint32_t>(pending.size() - 1 - index))) {
-                continue;
-            }
-            auto& [channel_source, comm, channel_tag] = w.channel;
-            if (w.any_source) {
-                const auto& matched = item->completion.matched_peers;
-                const auto world = peers < matched.size() ? w.comm.world_peer(matched[peers++]) : std::nullopt;
-                if (!world) return where(*item) + ": what a wildcard receive matched is not in the trace";
-                channel_source = *world;
-            }
-            if (w.any_tag) {
-                const auto& matched = item->completion.matched_tags;
-                if (tags >= matched.size()) return where(*item) + ": what a wildcard receive matched is not in the trace";
-                channel_tag = matched[tags++];
-            }
-            count(w.channel, -1);
-        }
-        for (auto it = indices.rbegin(); it != indices.rend(); ++it) pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(*it));
+        if (auto why = channels.take(*item); !why.empty()) return why;
     }
-    if (auto why = unclosed(); !why.empty()) return why;
-    // The causal argument replays the run's collectives; one the merge left apart is skipped, and a
-    // rank could wait where the run's collective ordered things otherwise.
-    if (const uint64_t apart = stream.collectives_left_apart(); apart > 0) {
-        return "rank " + std::to_string(rank) + ": " + std::to_string(apart) +
-               " collective calls the merge left apart from other members of their communicator are not replayed";
-    }
-    if (const uint64_t joined = stream.collectives_joined(); joined > 0) {
-        return "rank " + std::to_string(rank) + ": " + std::to_string(joined) +
-               " collective instances the merge left in parts are issued where their last part is";
-    }
-    // Receives never completed are still posted, and take their messages.
-    for (const auto& waiting : pending) {
-        if (!waiting) continue;
-        if (waiting->any_source || waiting->any_tag) {
-            return "rank " + std::to_string(rank) + ": a wildcard receive that never completed (its match is not in the trace)";
-        }
-        --balance[waiting->channel];
-    }
-    for (const auto& [key, b] : blind) {
-        if (!b.drawn) continue;
-        const auto& [source, comm] = key;
-        const std::string what = "rank " + std::to_string(rank) + ": tags drawn on its channel from rank " +
-                                 std::to_string(source) + " (a communicator of " +
-                                 std::to_string(comm ? comm->size() : 0) + " ranks)";
-        if (!b.blocking) return what + " that not only blocking sends and receives use";
-        if (b.balance != 0) return what + ", whose messages and receives do not balance";
-    }
-    for (const auto& [key, count] : balance) {
-        if (count == 0) continue;
-        const auto& [source, comm, tag] = key;
-        if (const auto b = blind.find({source, comm}); b != blind.end() && b->second.drawn) continue;
-        return "rank " + std::to_string(rank) + " has " + std::to_string(count > 0 ? count : -count) +
-               (count > 0 ? " messages from rank " + std::to_string(source) + " that none of its receives takes"
-                          : " receives from rank " + std::to_string(source) + " that no message reaches") +
-               " (tag " + std::to_string(tag) + ", a communicator of " + std::to_string(comm ? comm->size() : 0) +
-               " ranks)";
-    }
-    return {};
+    if (auto why = channels.unclosed_iteration(); !why.empty()) return why;
+    if (auto why = collectives_not_as_run(stream, rank); !why.empty()) return why;
+    return channels.unbalanced();
 }
 
 }  // namespace htrace::replay
