@@ -583,12 +583,37 @@ void RankStream::completion(const Event& e, size_t me)
     }
 }
 
-void RankStream::collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
-                            size_t me)
+namespace {
+
+bool all_take_part(const std::vector<Rank>* group, const std::vector<Rank>& participants)
 {
-    const auto comm = value(me, Role::comm);
-    const auto* members = comm ? comms.members(me_, *comm) : nullptr;
-    const auto* remote = comm ? comms.remote_members(me_, *comm) : nullptr;
+    return group != nullptr && std::all_of(group->begin(), group->end(), [&](Rank m) {
+               return std::binary_search(participants.begin(), participants.end(), m);
+           });
+}
+
+// On an intercommunicator each group of a reduce-scatter-block scatters one vector, as long in both
+// groups, in blocks of its own size: the first participant's blocks give the vector, a multiple of
+// both group sizes.
+void scatter_blocks_between_groups(int64_t block, const std::vector<Rank>& participants,
+                                   const std::vector<Rank>& members, const std::vector<Rank>& remote,
+                                   ScheduledCall& call)
+{
+    const auto local = static_cast<int64_t>(members.size());
+    const auto other = static_cast<int64_t>(remote.size());
+    const bool first_here = std::find(members.begin(), members.end(), participants[0]) != members.end();
+    const int64_t unit = std::lcm(local, other);
+    const int64_t vector = std::max<int64_t>(1, (block * (first_here ? local : other) + unit - 1) / unit) * unit;
+    call.bytes = vector;
+    call.recv_bytes = vector / local;
+}
+
+}  // namespace
+
+// Whether this rank's collective is replayed; one left apart from members of its communicator is counted.
+bool RankStream::replays_collective(Op op, const std::vector<Rank>& participants, const std::vector<Rank>* members,
+                                    const std::vector<Rank>* remote)
+{
     // A collective replays where every member of its communicator (both groups of an
     // intercommunicator) takes part. An instance the merge left in parts replays too where the
     // trace is the run (lossless, or nothing drawn) and each part stands alone: then every member
@@ -596,21 +621,27 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
     // collectives on two communicators started in opposite orders, which no one order of events can
     // keep together). Where something was drawn, a part may stand for other calls than the others'
     // (the checker finds replays that hang so): it is left out.
-    auto all_in = [&](const std::vector<Rank>* group) {
-        return group != nullptr && std::all_of(group->begin(), group->end(), [&](Rank m) {
-                   return std::binary_search(participants.begin(), participants.end(), m);
-               });
-    };
-    const bool stands_alone = as_run_ && members != nullptr && !is_vector_collective(e.op) &&
-                              !is_neighbor_collective(e.op);
-    const bool all_take_part = (all_in(members) && (remote == nullptr || all_in(remote))) || stands_alone;
+    const bool stands_alone = as_run_ && members != nullptr && !is_vector_collective(op) &&
+                              !is_neighbor_collective(op);
+    const bool whole = (all_take_part(members, participants) &&
+                        (remote == nullptr || all_take_part(remote, participants))) ||
+                       stands_alone;
     // The v-collectives' per-member sizes are derived for one group (a reduce-scatter's, even shares
     // of one total, serve either group of an intercommunicator).
-    const bool vector_across = remote != nullptr && is_vector_collective(e.op) &&
-                               !is_one_of(e.op, {Op::Reduce_scatter, Op::Ireduce_scatter});
-    const bool no_topology = is_neighbor_collective(e.op) && comm_topologies_.count(members) == 0;
-    if (!all_take_part || no_topology || vector_across) {
-        if (!all_take_part) ++collectives_left_apart_;
+    const bool vector_across = remote != nullptr && is_vector_collective(op) &&
+                               !is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter});
+    const bool no_topology = is_neighbor_collective(op) && comm_topologies_.count(members) == 0;
+    if (!whole) ++collectives_left_apart_;
+    return whole && !no_topology && !vector_across;
+}
+
+void RankStream::collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms,
+                            size_t me)
+{
+    const auto comm = value(me, Role::comm);
+    const auto* members = comm ? comms.members(me_, *comm) : nullptr;
+    const auto* remote = comm ? comms.remote_members(me_, *comm) : nullptr;
+    if (!replays_collective(e.op, participants, members, remote)) {
         not_replayed(e, creates_request(e.op));
         return;
     }
@@ -648,16 +679,7 @@ void RankStream::collective(const Event& e, const std::vector<Rank>& participant
         call.bytes = block;
         call.recv_bytes = block;
         if (remote != nullptr && is_one_of(e.op, {Op::Reduce_scatter_block, Op::Ireduce_scatter_block})) {
-            // On an intercommunicator each group scatters one vector, as long in both groups, in
-            // blocks of its own size: the first participant's blocks give the vector, a multiple of
-            // both group sizes.
-            const auto local = static_cast<int64_t>(members->size());
-            const auto other = static_cast<int64_t>(remote->size());
-            const bool first_here = std::find(members->begin(), members->end(), participants[0]) != members->end();
-            const int64_t unit = std::lcm(local, other);
-            const int64_t vector = std::max<int64_t>(1, (block * (first_here ? local : other) + unit - 1) / unit) * unit;
-            call.bytes = vector;
-            call.recv_bytes = vector / local;
+            scatter_blocks_between_groups(block, participants, *members, *remote, call);
         }
     } else if (remote != nullptr) {
         // MPI has no in-place collectives on an intercommunicator: a side that sends nothing does so.
@@ -765,105 +787,75 @@ void RankStream::finish_waiting_parts()
     waiting_parts_.clear();
 }
 
-// Per-member sizes of v-collectives, indexed by rank in the communicator, from every member's own
-// values (drawn or recorded), so that each side's counts agree with the other's.
-void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
-                               const std::vector<Rank>* remote, ScheduledCall& call)
+namespace {
+
+// `total` in `parts` shares as even as can be: share `to`.
+int64_t even_share(int64_t total, size_t parts, size_t to)
 {
-    const size_t n = members.size();
-    auto of_member = [&](size_t member, Role role) -> int64_t {
-        const auto at = std::lower_bound(participants.begin(), participants.end(), members[member]);
-        return std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), role).value_or(0));
+    const auto n = static_cast<int64_t>(parts);
+    return total / n + (static_cast<int64_t>(to) < total % n ? 1 : 0);
+}
+
+// What each member of a Gatherv or Allgatherv contributes, `of_member(m, role)` giving member m's
+// values. One that gave MPI_IN_PLACE (the root of a Gatherv, any member of an Allgatherv; it shows
+// as no bytes sent, some received) contributes its share of what the receiver got beyond the
+// others' contributions.
+template <class OfMember>
+void gathered_counts(Op op, size_t n, size_t my_rank, const OfMember& of_member, ScheduledCall& call)
+{
+    // A root beyond the communicator (a damaged trace the reader cannot tell without the walk)
+    // reads no member's values.
+    const size_t receiver = call.root >= 0 && static_cast<size_t>(call.root) < n ? static_cast<size_t>(call.root) : 0;
+    auto in_place = [&](size_t m) {
+        return may_be_in_place(op, call.root < 0 || m == receiver) && of_member(m, Role::bytes) == 0 &&
+               of_member(m, Role::recv_bytes) > 0;
     };
-    const size_t my_rank = static_cast<size_t>(std::find(members.begin(), members.end(), me_) - members.begin());
-    if (is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Allgatherv, Op::Iallgatherv})) {
-        // What each member contributes. One that gave MPI_IN_PLACE (the root of a Gatherv, any
-        // member of an Allgatherv; it shows as no bytes sent, some received) contributes its
-        // share of what the receiver got beyond the others' contributions.
-        // A root beyond the communicator (a damaged trace the reader cannot tell without the walk)
-        // reads no member's values.
-        const size_t receiver = call.root >= 0 && static_cast<size_t>(call.root) < n ? static_cast<size_t>(call.root) : 0;
-        auto in_place = [&](size_t m) {
-            return may_be_in_place(op, call.root < 0 || m == receiver) && of_member(m, Role::bytes) == 0 &&
-                   of_member(m, Role::recv_bytes) > 0;
-        };
-        int64_t given = 0;
-        int64_t sharing = 0;
-        for (size_t m = 0; m < n; ++m) {
-            given += of_member(m, Role::bytes);
-            sharing += in_place(m) ? 1 : 0;
-        }
-        const int64_t rest = std::max<int64_t>(0, of_member(receiver, Role::recv_bytes) - given);
-        call.recv_counts.resize(n);
-        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = in_place(m) ? rest / sharing : of_member(m, Role::bytes);
-        call.in_place = in_place(my_rank);
-        return;
-    }
-    if (is_one_of(op, {Op::Scatterv, Op::Iscatterv})) {
-        call.send_counts.resize(n);
-        for (size_t m = 0; m < n; ++m) call.send_counts[m] = of_member(m, Role::recv_bytes);
-        // A root that kept its part in place received nothing: its part is what it sent beyond the others'.
-        const auto root = static_cast<size_t>(std::max(call.root, 0));
-        if (root < n && call.send_counts[root] == 0) {
-            const int64_t others = std::accumulate(call.send_counts.begin(), call.send_counts.end(), int64_t{0});
-            call.send_counts[root] = std::max<int64_t>(0, of_member(root, Role::bytes) - others);
-        }
-        return;
-    }
-    auto even_share = [n](int64_t total, size_t to) {
-        const auto parts = static_cast<int64_t>(n);
-        return total / parts + (static_cast<int64_t>(to) < total % parts ? 1 : 0);
-    };
-    if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
-        // The trace keeps the sum of the receive counts, the same on every member (of both groups of
-        // an intercommunicator) unless drawn: the first member's then stands for all (of the group
-        // whose first member has the lower world rank, so that both groups take the same).
-        Rank first = members.front();
-        if (remote != nullptr && !remote->empty()) first = std::min(first, remote->front());
-        const auto at = std::lower_bound(participants.begin(), participants.end(), first);
-        const int64_t total =
-            std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), Role::recv_bytes).value_or(0));
-        call.recv_counts.resize(n);
-        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(total, m);
-        return;
-    }
-    // Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom
-    // what. Any matrix with those row and column sums moves the same bytes: the north-west
-    // corner rule builds one from the totals alone, the same on every member. Drawn totals that
-    // do not balance go out in even shares instead. Where every member exchanged in place
-    // (MPI_IN_PLACE: no bytes sent, some received), what goes from one to another must come back
-    // alike: each pair exchanges an n-th of the smaller total, and the rest stays with its member.
-    std::vector<int64_t> sent(n);
-    std::vector<int64_t> received(n);
-    bool all_in_place = true;
+    int64_t given = 0;
+    int64_t sharing = 0;
     for (size_t m = 0; m < n; ++m) {
-        sent[m] = of_member(m, Role::bytes);
-        received[m] = of_member(m, Role::recv_bytes);
-        all_in_place = all_in_place && sent[m] == 0 && received[m] > 0;
+        given += of_member(m, Role::bytes);
+        sharing += in_place(m) ? 1 : 0;
     }
-    call.send_counts.assign(n, 0);
-    call.recv_counts.assign(n, 0);
-    call.in_place = all_in_place;
-    if (all_in_place) {
-        const auto parts = static_cast<int64_t>(n);
-        int64_t kept = received[my_rank];
-        for (size_t m = 0; m < n; ++m) {
-            if (m == my_rank) continue;
-            call.recv_counts[m] = std::min(received[m], received[my_rank]) / parts;
-            kept -= call.recv_counts[m];
-        }
-        call.recv_counts[my_rank] = kept;
-        call.send_counts = call.recv_counts;
-        return;
+    const int64_t rest = std::max<int64_t>(0, of_member(receiver, Role::recv_bytes) - given);
+    call.recv_counts.resize(n);
+    for (size_t m = 0; m < n; ++m) call.recv_counts[m] = in_place(m) ? rest / sharing : of_member(m, Role::bytes);
+    call.in_place = in_place(my_rank);
+}
+
+template <class OfMember>
+void scattered_counts(size_t n, const OfMember& of_member, ScheduledCall& call)
+{
+    call.send_counts.resize(n);
+    for (size_t m = 0; m < n; ++m) call.send_counts[m] = of_member(m, Role::recv_bytes);
+    // A root that kept its part in place received nothing: its part is what it sent beyond the others'.
+    const auto root = static_cast<size_t>(std::max(call.root, 0));
+    if (root < n && call.send_counts[root] == 0) {
+        const int64_t others = std::accumulate(call.send_counts.begin(), call.send_counts.end(), int64_t{0});
+        call.send_counts[root] = std::max<int64_t>(0, of_member(root, Role::bytes) - others);
     }
-    if (std::accumulate(sent.begin(), sent.end(), int64_t{0}) !=
-        std::accumulate(received.begin(), received.end(), int64_t{0})) {
-        for (size_t m = 0; m < n; ++m) {
-            call.send_counts[m] = even_share(sent[my_rank], m);
-            call.recv_counts[m] = even_share(sent[m], my_rank);
-        }
-        return;
+}
+
+// Where every member exchanged in place, what goes from one to another must come back alike: each
+// pair exchanges an n-th of the smaller total, and the rest stays with its member.
+void exchange_in_place(const std::vector<int64_t>& received, size_t my_rank, ScheduledCall& call)
+{
+    const auto parts = static_cast<int64_t>(received.size());
+    int64_t kept = received[my_rank];
+    for (size_t m = 0; m < received.size(); ++m) {
+        if (m == my_rank) continue;
+        call.recv_counts[m] = std::min(received[m], received[my_rank]) / parts;
+        kept -= call.recv_counts[m];
     }
+    call.recv_counts[my_rank] = kept;
+    call.send_counts = call.recv_counts;
+}
+
+// The north-west corner rule: a matrix with the members' send totals as row sums and receive
+// totals as column sums, built from the totals alone, so the same on every member.
+void north_west_corner(std::vector<int64_t>& sent, std::vector<int64_t>& received, size_t my_rank,
+                       ScheduledCall& call)
+{
+    const size_t n = sent.size();
     size_t from = 0;
     size_t to = 0;
     while (from < n && to < n) {
@@ -878,6 +870,75 @@ void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, con
             ++to;
         }
     }
+}
+
+// Alltoallv/w: the trace keeps each member's send and receive totals, not who sent whom what. Any
+// matrix with those row and column sums moves the same bytes. Drawn totals that do not balance go
+// out in even shares instead.
+template <class OfMember>
+void alltoall_counts(size_t n, size_t my_rank, const OfMember& of_member, ScheduledCall& call)
+{
+    std::vector<int64_t> sent(n);
+    std::vector<int64_t> received(n);
+    bool all_in_place = true;  // MPI_IN_PLACE: no bytes sent, some received
+    for (size_t m = 0; m < n; ++m) {
+        sent[m] = of_member(m, Role::bytes);
+        received[m] = of_member(m, Role::recv_bytes);
+        all_in_place = all_in_place && sent[m] == 0 && received[m] > 0;
+    }
+    call.send_counts.assign(n, 0);
+    call.recv_counts.assign(n, 0);
+    call.in_place = all_in_place;
+    if (all_in_place) {
+        exchange_in_place(received, my_rank, call);
+        return;
+    }
+    if (std::accumulate(sent.begin(), sent.end(), int64_t{0}) !=
+        std::accumulate(received.begin(), received.end(), int64_t{0})) {
+        for (size_t m = 0; m < n; ++m) {
+            call.send_counts[m] = even_share(sent[my_rank], n, m);
+            call.recv_counts[m] = even_share(sent[m], n, my_rank);
+        }
+        return;
+    }
+    north_west_corner(sent, received, my_rank, call);
+}
+
+}  // namespace
+
+// Per-member sizes of v-collectives, indexed by rank in the communicator, from every member's own
+// values (drawn or recorded), so that each side's counts agree with the other's.
+void RankStream::vector_counts(Op op, const std::vector<Rank>& participants, const std::vector<Rank>& members,
+                               const std::vector<Rank>* remote, ScheduledCall& call)
+{
+    const size_t n = members.size();
+    auto of_member = [&](size_t member, Role role) -> int64_t {
+        const auto at = std::lower_bound(participants.begin(), participants.end(), members[member]);
+        return std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), role).value_or(0));
+    };
+    const size_t my_rank = static_cast<size_t>(std::find(members.begin(), members.end(), me_) - members.begin());
+    if (is_one_of(op, {Op::Gatherv, Op::Igatherv, Op::Allgatherv, Op::Iallgatherv})) {
+        gathered_counts(op, n, my_rank, of_member, call);
+        return;
+    }
+    if (is_one_of(op, {Op::Scatterv, Op::Iscatterv})) {
+        scattered_counts(n, of_member, call);
+        return;
+    }
+    if (is_one_of(op, {Op::Reduce_scatter, Op::Ireduce_scatter})) {
+        // The trace keeps the sum of the receive counts, the same on every member (of both groups of
+        // an intercommunicator) unless drawn: the first member's then stands for all (of the group
+        // whose first member has the lower world rank, so that both groups take the same).
+        Rank first = members.front();
+        if (remote != nullptr && !remote->empty()) first = std::min(first, remote->front());
+        const auto at = std::lower_bound(participants.begin(), participants.end(), first);
+        const int64_t total =
+            std::max<int64_t>(0, value(static_cast<size_t>(at - participants.begin()), Role::recv_bytes).value_or(0));
+        call.recv_counts.resize(n);
+        for (size_t m = 0; m < n; ++m) call.recv_counts[m] = even_share(total, n, m);
+        return;
+    }
+    alltoall_counts(n, my_rank, of_member, call);
 }
 
 // The header's topology `key`, parsed once; null where the trace does not hold it whole.

@@ -158,6 +158,8 @@ private:
     void matched_probe(const Event& e, const CommunicatorTable& comms, size_t me);
     void completion(const Event& e, size_t me);
     void collective(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms, size_t me);
+    bool replays_collective(Op op, const std::vector<Rank>& participants, const std::vector<Rank>* members,
+                            const std::vector<Rank>* remote);
     bool join_parts(const Event& e, const std::vector<Rank>& participants, const CommunicatorTable& comms);
     void finish_waiting_parts();
     struct Part;
