@@ -221,6 +221,21 @@ private:
     void resume(Rank rank);
     void issue(Rank rank);
     void finish(Rank rank);
+    void finish_point_to_point(Rank rank, RecordedCall& call);
+    Request open_request(Rank rank);
+    void receive_action(Rank rank, size_t comm, const CommInfo& info, Request handle, RecordedCall& call, Action& a);
+    void sendrecv_action(Rank rank, size_t comm, const CommInfo& info, RecordedCall& call, Action& a);
+    Rank world_peer(size_t comm, int32_t peer) const;
+    RecordedCall finish_completion(Rank rank);
+    std::vector<size_t> choose_completed(Rank rank, const std::vector<size_t>& lives);
+    Status completed_status(const LiveRequest& l) const;
+    void report_statuses(Rank rank, size_t requests, const std::vector<size_t>& completed,
+                         const std::vector<Status>& statuses);
+    void release_completed(Rank rank, const std::vector<size_t>& completed, const std::vector<size_t>& completed_live);
+    void finish_cancel(Rank rank);
+    void finish_collective(Rank rank, RecordedCall& call);
+    void finish_comm_creation(Rank rank, RecordedCall& call);
+    void finish_free(Rank rank, RecordedCall& call);
     void deliver(size_t channel);
 
     size_t comm_of(Rank rank, const Comm& comm);
@@ -241,6 +256,9 @@ private:
     void record_point_to_point(Rank rank, size_t live_index);
     RecordedCall record_completion(Rank rank, const std::vector<Request>& before,
                                    const std::vector<size_t>& completed_live, const std::vector<Status>& statuses);
+    void count_misnamed(Rank rank, const std::vector<uint32_t>& completed_requests,
+                        const std::vector<size_t>& completed_live);
+    void add_completion_truth(Rank rank, const std::vector<size_t>& completed_live, const std::vector<Status>& statuses);
     size_t add_action(Rank rank, Action action);
 
     int32_t size_;
@@ -923,111 +941,16 @@ size_t Simulator::add_action(Rank rank, Action action)
 void Simulator::finish(Rank rank)
 {
     RankState& s = state(rank);
-    Call& c = *s.call;
-    TracerMirror& tracer = *s.tracer;
     s.result = Result{};
-    RecordedCall call = start_record(rank, c.op);
-    switch (c.kind) {
+    RecordedCall call = start_record(rank, s.call->op);
+    switch (s.call->kind) {
     case Kind::send:
     case Kind::isend:
     case Kind::recv:
     case Kind::irecv:
-    case Kind::sendrecv: {
-        const size_t comm = comm_of(rank, c.comm);
-        const CommInfo info = tracer.lookup(c.comm);
-        const bool nonblocking = c.kind == Kind::isend || c.kind == Kind::irecv;
-        const bool receives = c.kind == Kind::recv || c.kind == Kind::irecv;
-        const bool sendrecv = c.kind == Kind::sendrecv;
-        Request handle = kRequestNull;
-        if (nonblocking) {
-            // Open MPI's MPI_Isend and MPI_Irecv hand back its shared request on MPI_PROC_NULL, and
-            // MPI_Isend also for a send it completed at once; a receive gets a request of its own.
-            const P2p& op = operations_[s.waiting.front()];
-            handle = new_request(rank, op.peer == kProcNull || (op.is_send && op.done));
-            tracer.pending.created(handle_of(handle));
-            if (tracer.pending_requests.size() == PendingRequests<uint32_t>::kKept) tracer.pending_requests.pop_front();
-            tracer.pending_requests.push_back(handle);
-            s.result.request = handle;
-        }
-        // add_point_to_point
-        call.add(Role::peer, relative_peer(c.peer, info));
-        call.add(Role::tag, tag_value(c.tag));
-        if (!receives) call.add(Role::bytes, c.bytes);
-        if (sendrecv) {
-            call.add(Role::source, relative_peer(c.source, info));
-            call.add(Role::recv_tag, tag_value(c.recv_tag));
-        }
-        // Sendrecv_replace's are its one buffer's, as many as it sends.
-        if (receives || sendrecv) call.add(Role::recv_bytes, receives ? c.bytes : c.recv_bytes);
-        call.add(Role::comm, info.id);
-        // The truth.
-        Action a;
-        a.op = c.op;
-        a.comm = info.id;
-        auto world_peer = [&](int32_t peer) {
-            return peer == kProcNullArg ? static_cast<Rank>(kProcNull) : world_of(comm, peer);
-        };
-        auto in_comm = [&](int32_t peer) { return peer == kProcNullArg ? static_cast<int32_t>(kProcNull) : peer; };
-        if (receives) {
-            const P2p& op = operations_[s.waiting.front()];
-            const bool any_source = c.peer == kAnySourceArg;
-            const bool any_tag = c.tag == kAnyTagArg;
-            a.kind = Action::Kind::receive;
-            a.bytes = c.bytes;
-            a.peer = any_source ? -1 : world_peer(c.peer);
-            a.peer_in_comm = any_source ? -1 : in_comm(c.peer);
-            a.tag = any_tag ? -1 : c.tag;
-            if (c.kind == Kind::recv) {
-                s.result.status = op.status;
-                add_matched(call, info, any_source, any_tag, op.status);
-                if (any_source) {
-                    a.peer = world_peer(op.status.source);
-                    a.peer_in_comm = in_comm(op.status.source);
-                }
-                if (any_tag) a.tag = op.status.tag;
-                if (any_source || any_tag) ++s.record.wildcard_matches;
-            } else {
-                a.creates_request = true;
-                if (any_source || any_tag) tracer.wildcard_receives[handle_of(handle)].push_back({info, any_source, any_tag});
-            }
-        } else if (!sendrecv) {
-            a.kind = Action::Kind::send;
-            a.peer = world_peer(c.peer);
-            a.peer_in_comm = in_comm(c.peer);
-            a.tag = c.tag;
-            a.bytes = c.bytes;
-            a.creates_request = nonblocking;
-        } else {
-            const P2p& op = operations_[s.waiting.front()];
-            s.result.status = op.status;
-            const bool any_source = c.source == kAnySourceArg;
-            const bool any_tag = c.recv_tag == kAnyTagArg;
-            add_matched(call, info, any_source, any_tag, op.status);
-            if (any_source || any_tag) ++s.record.wildcard_matches;
-            a.kind = Action::Kind::sendrecv;
-            a.peer = world_peer(c.peer);
-            a.peer_in_comm = in_comm(c.peer);
-            a.tag = c.tag;
-            a.bytes = c.bytes;
-            const int32_t from = any_source ? op.status.source : c.source;
-            a.source = world_peer(from);
-            a.source_in_comm = in_comm(from);
-            a.recv_tag = any_tag ? op.status.tag : c.recv_tag;
-            a.recv_bytes = c.recv_bytes;
-        }
-        const size_t action = add_action(rank, std::move(a));
-        if (nonblocking) {
-            LiveRequest live;
-            live.request = handle;
-            live.action = action;
-            live.asked_source = c.peer;
-            live.asked_tag = c.tag;
-            live.wildcard = receives && (c.peer == kAnySourceArg || c.tag == kAnyTagArg);
-            live.operation = s.waiting.front();
-            s.live.push_back(live);
-        }
+    case Kind::sendrecv:
+        finish_point_to_point(rank, call);
         break;
-    }
     case Kind::wait:
     case Kind::test:
     case Kind::waitall:
@@ -1035,171 +958,407 @@ void Simulator::finish(Rank rank)
     case Kind::waitany:
     case Kind::testany:
     case Kind::waitsome:
-    case Kind::testsome: {
-        const bool single = c.kind == Kind::wait || c.kind == Kind::test;
-        std::vector<Request> before = single ? std::vector<Request>{*c.request} : *c.requests;
-        std::vector<size_t> completed;     // indices into `before`
-        // Which requests this call completes, as MPI decides.
-        std::vector<size_t> active;
-        std::vector<size_t> complete;
-        const std::vector<size_t> lives = find_all_live(rank, before);
-        for (size_t i = 0; i < before.size(); ++i) {
-            if (lives[i] == kNoAction) continue;
-            active.push_back(i);
-            if (complete_now(rank, lives[i])) complete.push_back(i);
-        }
-        switch (c.kind) {
-        case Kind::wait:
-        case Kind::waitall:
-            completed = complete;  // ready() waited for all
-            s.result.flag = true;
-            break;
-        case Kind::test:
-        case Kind::testall:
-            s.result.flag = complete.size() == active.size();
-            if (s.result.flag) completed = complete;
-            break;
-        case Kind::waitany:
-        case Kind::testany:
-            if (active.empty()) {
-                s.result.flag = true;  // no active request: index MPI_UNDEFINED
-            } else if (!complete.empty()) {
-                const size_t pick = boost::random::uniform_int_distribution<size_t>(0, complete.size() - 1)(engine_);
-                completed = {complete[pick]};
-                s.result.flag = true;
-                s.result.index = static_cast<int32_t>(complete[pick]);
-            }
-            break;
-        default:  // waitsome, testsome
-            if (active.empty()) {
-                s.result.index = static_cast<int32_t>(kUndefined);  // outcount MPI_UNDEFINED
-                misuse(rank, "Waitsome or Testsome without an active request");
-            }
-            completed = complete;
-            for (size_t i : completed) s.result.indices.push_back(static_cast<int32_t>(i));
-            break;
-        }
-        // Statuses, and the requests leave the program's variables.
-        std::vector<Status> statuses;
-        std::vector<size_t> completed_live;
-        for (size_t i : completed) {
-            const size_t live = lives[i];
-            const LiveRequest& l = s.live[live];
-            Status status = l.operation ? operations_[*l.operation].status : Status{};
-            if (l.operation && operations_[*l.operation].is_send) status = Status{kProcNullArg, kAnyTagArg, 0, false};
-            if (l.operation && !operations_[*l.operation].is_send && !operations_[*l.operation].matched &&
-                operations_[*l.operation].peer != kProcNull) {
-                status.cancelled = true;
-            }
-            statuses.push_back(status);
-            completed_live.push_back(live);
-        }
-        if (single) {
-            if (!statuses.empty()) s.result.status = statuses.front();
-        } else if (c.kind == Kind::waitall || c.kind == Kind::testall) {
-            s.result.statuses.assign(before.size(), Status{});
-            for (size_t k = 0; k < completed.size(); ++k) s.result.statuses[completed[k]] = statuses[k];
-        } else if (c.kind == Kind::waitany || c.kind == Kind::testany) {
-            if (!statuses.empty()) s.result.status = statuses.front();
-        } else {
-            s.result.statuses = statuses;
-        }
-        call = record_completion(rank, before, completed_live, statuses);
-        // Leave the live list (highest index first so the others stay put) and null the variables.
-        std::vector<size_t> order = completed_live;
-        std::sort(order.rbegin(), order.rend());
-        for (size_t live : order) {
-            release_handle(rank, s.live[live].request);
-            s.live.erase(s.live.begin() + static_cast<std::ptrdiff_t>(live));
-        }
-        for (size_t i : completed) {
-            if (single) {
-                *c.request = kRequestNull;
-            } else {
-                (*c.requests)[i] = kRequestNull;
-            }
-        }
-        if (is_test(c.kind) && completed.empty()) ++s.record.failed_tests;
+    case Kind::testsome:
+        call = finish_completion(rank);
         break;
-    }
-    case Kind::cancel: {
-        const size_t live = find_live(rank, *c.request);
-        const LiveRequest& l = s.live[live];
-        if (!l.operation || operations_[*l.operation].is_send) misuse(rank, "cancels a request that is not a receive");
-        P2p& op = operations_[*l.operation];
-        if (!op.done) {
-            ++s.record.cancelled;
-            op.done = true;  // not matched yet: cancelled
-            op.status.cancelled = true;
-            auto& posted = s.posted;
-            posted.erase(std::find(posted.begin(), posted.end(), *l.operation));
-        }
+    case Kind::cancel:
+        finish_cancel(rank);
         break;  // opaque: recorded by name
-    }
     case Kind::test_cancelled:
-        s.result.flag = c.status.cancelled;
+        s.result.flag = s.call->status.cancelled;
         break;
-    case Kind::collective: {
-        const CommInfo info = tracer.lookup(c.comm);
-        Action a;
-        a.kind = Action::Kind::collective;
-        a.op = c.op;
-        a.comm = info.id;
-        if (c.op != Op::Barrier) {
-            call.add(Role::bytes, c.bytes);
-            a.bytes = c.bytes;
-        }
-        if (c.op == Op::Bcast || c.op == Op::Reduce) {
-            call.add(Role::root, c.root);
-            a.root = c.root;
-        }
-        call.add(Role::comm, info.id);
-        add_action(rank, std::move(a));
+    case Kind::collective:
+        finish_collective(rank, call);
         break;
-    }
     case Kind::split:
-    case Kind::dup: {
-        const CommInfo parent = tracer.lookup(c.comm);
-        const Instance& instance = instances_.at(s.instance);
-        const Comm made = instance.made[static_cast<size_t>(rank_in(comm_of(rank, c.comm), rank))];
-        s.result.comm = made;
-        call.add(Role::comm, parent.id);
-        Action a;
-        a.kind = Action::Kind::create_comm;
-        a.op = c.kind == Kind::dup ? Op::Comm_dup : Op::Comm_split;
-        a.comm = parent.id;
-        if (made.valid()) {
-            const CommInfo created = tracer.add(made);
-            const auto& members = comms_[comm_of(rank, made)].members;
-            call.add(Role::new_comm, created.id);
-            call.add(Role::color, members.front());
-            call.add(Role::key, created.rank);
-            a.new_comm = created.id;
-            a.members = members;
-        } else {
-            call.add(Role::new_comm, kNoComm);
-            call.add(Role::color, kNoComm);
-            call.add(Role::key, kNoComm);
-            a.new_comm = kNoComm;
-        }
-        add_action(rank, std::move(a));
+    case Kind::dup:
+        finish_comm_creation(rank, call);
         break;
-    }
-    case Kind::free: {
-        const int64_t id = tracer.remove(c.comm);
-        call.add(Role::comm, id);
-        s.comms.erase(c.comm.handle);
-        *c.freed = Comm{};
-        Action a;
-        a.kind = Action::Kind::free_comm;
-        a.op = Op::Comm_free;
-        a.comm = id;
-        add_action(rank, std::move(a));
+    case Kind::free:
+        finish_free(rank, call);
         break;
-    }
     }
     s.record.calls.push_back(std::move(call));
 }
+
+namespace {
+
+// add_point_to_point of tracer.cpp.
+void add_point_to_point(RecordedCall& call, const Call& c, const CommInfo& info)
+{
+    const bool receives = c.kind == Kind::recv || c.kind == Kind::irecv;
+    const bool sendrecv = c.kind == Kind::sendrecv;
+    call.add(Role::peer, relative_peer(c.peer, info));
+    call.add(Role::tag, tag_value(c.tag));
+    if (!receives) call.add(Role::bytes, c.bytes);
+    if (sendrecv) {
+        call.add(Role::source, relative_peer(c.source, info));
+        call.add(Role::recv_tag, tag_value(c.recv_tag));
+    }
+    // Sendrecv_replace's are its one buffer's, as many as it sends.
+    if (receives || sendrecv) call.add(Role::recv_bytes, receives ? c.bytes : c.recv_bytes);
+    call.add(Role::comm, info.id);
+}
+
+int32_t peer_in_comm(int32_t peer) { return peer == kProcNullArg ? static_cast<int32_t>(kProcNull) : peer; }
+
+}  // namespace
+
+Rank Simulator::world_peer(size_t comm, int32_t peer) const
+{
+    return peer == kProcNullArg ? static_cast<Rank>(kProcNull) : world_of(comm, peer);
+}
+
+void Simulator::finish_point_to_point(Rank rank, RecordedCall& call)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    const size_t comm = comm_of(rank, c.comm);
+    const CommInfo info = s.tracer->lookup(c.comm);
+    const bool nonblocking = c.kind == Kind::isend || c.kind == Kind::irecv;
+    const bool receives = c.kind == Kind::recv || c.kind == Kind::irecv;
+    const Request handle = nonblocking ? open_request(rank) : kRequestNull;
+    add_point_to_point(call, c, info);
+    // The truth.
+    Action a;
+    a.op = c.op;
+    a.comm = info.id;
+    if (receives) {
+        receive_action(rank, comm, info, handle, call, a);
+    } else if (c.kind != Kind::sendrecv) {
+        a.kind = Action::Kind::send;
+        a.peer = world_peer(comm, c.peer);
+        a.peer_in_comm = peer_in_comm(c.peer);
+        a.tag = c.tag;
+        a.bytes = c.bytes;
+        a.creates_request = nonblocking;
+    } else {
+        sendrecv_action(rank, comm, info, call, a);
+    }
+    const size_t action = add_action(rank, std::move(a));
+    if (nonblocking) {
+        LiveRequest live;
+        live.request = handle;
+        live.action = action;
+        live.asked_source = c.peer;
+        live.asked_tag = c.tag;
+        live.wildcard = receives && (c.peer == kAnySourceArg || c.tag == kAnyTagArg);
+        live.operation = s.waiting.front();
+        s.live.push_back(live);
+    }
+}
+
+// MPI_Isend or MPI_Irecv's request, which the tracer starts to hold pending.
+Request Simulator::open_request(Rank rank)
+{
+    RankState& s = state(rank);
+    TracerMirror& tracer = *s.tracer;
+    // Open MPI's MPI_Isend and MPI_Irecv hand back its shared request on MPI_PROC_NULL, and
+    // MPI_Isend also for a send it completed at once; a receive gets a request of its own.
+    const P2p& op = operations_[s.waiting.front()];
+    const Request handle = new_request(rank, op.peer == kProcNull || (op.is_send && op.done));
+    tracer.pending.created(handle_of(handle));
+    if (tracer.pending_requests.size() == PendingRequests<uint32_t>::kKept) tracer.pending_requests.pop_front();
+    tracer.pending_requests.push_back(handle);
+    s.result.request = handle;
+    return handle;
+}
+
+// A blocking receive knows what it matched; a non-blocking one leaves its wildcards to the completion.
+void Simulator::receive_action(Rank rank, size_t comm, const CommInfo& info, Request handle, RecordedCall& call,
+                               Action& a)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    const P2p& op = operations_[s.waiting.front()];
+    const bool any_source = c.peer == kAnySourceArg;
+    const bool any_tag = c.tag == kAnyTagArg;
+    a.kind = Action::Kind::receive;
+    a.bytes = c.bytes;
+    a.peer = any_source ? -1 : world_peer(comm, c.peer);
+    a.peer_in_comm = any_source ? -1 : peer_in_comm(c.peer);
+    a.tag = any_tag ? -1 : c.tag;
+    if (c.kind == Kind::recv) {
+        s.result.status = op.status;
+        add_matched(call, info, any_source, any_tag, op.status);
+        if (any_source) {
+            a.peer = world_peer(comm, op.status.source);
+            a.peer_in_comm = peer_in_comm(op.status.source);
+        }
+        if (any_tag) a.tag = op.status.tag;
+        if (any_source || any_tag) ++s.record.wildcard_matches;
+    } else {
+        a.creates_request = true;
+        if (any_source || any_tag) s.tracer->wildcard_receives[handle_of(handle)].push_back({info, any_source, any_tag});
+    }
+}
+
+void Simulator::sendrecv_action(Rank rank, size_t comm, const CommInfo& info, RecordedCall& call, Action& a)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    const P2p& op = operations_[s.waiting.front()];
+    s.result.status = op.status;
+    const bool any_source = c.source == kAnySourceArg;
+    const bool any_tag = c.recv_tag == kAnyTagArg;
+    add_matched(call, info, any_source, any_tag, op.status);
+    if (any_source || any_tag) ++s.record.wildcard_matches;
+    a.kind = Action::Kind::sendrecv;
+    a.peer = world_peer(comm, c.peer);
+    a.peer_in_comm = peer_in_comm(c.peer);
+    a.tag = c.tag;
+    a.bytes = c.bytes;
+    const int32_t from = any_source ? op.status.source : c.source;
+    a.source = world_peer(comm, from);
+    a.source_in_comm = peer_in_comm(from);
+    a.recv_tag = any_tag ? op.status.tag : c.recv_tag;
+    a.recv_bytes = c.recv_bytes;
+}
+
+RecordedCall Simulator::finish_completion(Rank rank)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    const bool single = c.kind == Kind::wait || c.kind == Kind::test;
+    const std::vector<Request> before = single ? std::vector<Request>{*c.request} : *c.requests;
+    const std::vector<size_t> lives = find_all_live(rank, before);
+    const std::vector<size_t> completed = choose_completed(rank, lives);  // indices into `before`
+    std::vector<Status> statuses;
+    std::vector<size_t> completed_live;
+    for (size_t i : completed) {
+        statuses.push_back(completed_status(s.live[lives[i]]));
+        completed_live.push_back(lives[i]);
+    }
+    report_statuses(rank, before.size(), completed, statuses);
+    RecordedCall call = record_completion(rank, before, completed_live, statuses);
+    release_completed(rank, completed, completed_live);
+    if (is_test(c.kind) && completed.empty()) ++s.record.failed_tests;
+    return call;
+}
+
+// Which requests this call completes, as MPI decides; sets the flag and indices it reports.
+std::vector<size_t> Simulator::choose_completed(Rank rank, const std::vector<size_t>& lives)
+{
+    RankState& s = state(rank);
+    std::vector<size_t> completed;
+    std::vector<size_t> active;
+    std::vector<size_t> complete;
+    for (size_t i = 0; i < lives.size(); ++i) {
+        if (lives[i] == kNoAction) continue;
+        active.push_back(i);
+        if (complete_now(rank, lives[i])) complete.push_back(i);
+    }
+    switch (s.call->kind) {
+    case Kind::wait:
+    case Kind::waitall:
+        completed = complete;  // ready() waited for all
+        s.result.flag = true;
+        break;
+    case Kind::test:
+    case Kind::testall:
+        s.result.flag = complete.size() == active.size();
+        if (s.result.flag) completed = complete;
+        break;
+    case Kind::waitany:
+    case Kind::testany:
+        if (active.empty()) {
+            s.result.flag = true;  // no active request: index MPI_UNDEFINED
+        } else if (!complete.empty()) {
+            const size_t pick = boost::random::uniform_int_distribution<size_t>(0, complete.size() - 1)(engine_);
+            completed = {complete[pick]};
+            s.result.flag = true;
+            s.result.index = static_cast<int32_t>(complete[pick]);
+        }
+        break;
+    default:  // waitsome, testsome
+        if (active.empty()) {
+            s.result.index = static_cast<int32_t>(kUndefined);  // outcount MPI_UNDEFINED
+            misuse(rank, "Waitsome or Testsome without an active request");
+        }
+        completed = complete;
+        for (size_t i : completed) s.result.indices.push_back(static_cast<int32_t>(i));
+        break;
+    }
+    return completed;
+}
+
+Status Simulator::completed_status(const LiveRequest& l) const
+{
+    Status status = l.operation ? operations_[*l.operation].status : Status{};
+    if (l.operation && operations_[*l.operation].is_send) status = Status{kProcNullArg, kAnyTagArg, 0, false};
+    if (l.operation && !operations_[*l.operation].is_send && !operations_[*l.operation].matched &&
+        operations_[*l.operation].peer != kProcNull) {
+        status.cancelled = true;
+    }
+    return status;
+}
+
+void Simulator::report_statuses(Rank rank, size_t requests, const std::vector<size_t>& completed,
+                                const std::vector<Status>& statuses)
+{
+    RankState& s = state(rank);
+    const Kind kind = s.call->kind;
+    if (kind == Kind::wait || kind == Kind::test) {
+        if (!statuses.empty()) s.result.status = statuses.front();
+    } else if (kind == Kind::waitall || kind == Kind::testall) {
+        s.result.statuses.assign(requests, Status{});
+        for (size_t k = 0; k < completed.size(); ++k) s.result.statuses[completed[k]] = statuses[k];
+    } else if (kind == Kind::waitany || kind == Kind::testany) {
+        if (!statuses.empty()) s.result.status = statuses.front();
+    } else {
+        s.result.statuses = statuses;
+    }
+}
+
+// The requests leave the live list and the program's variables.
+void Simulator::release_completed(Rank rank, const std::vector<size_t>& completed,
+                                  const std::vector<size_t>& completed_live)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    // Highest index first, so the others stay put.
+    std::vector<size_t> order = completed_live;
+    std::sort(order.rbegin(), order.rend());
+    for (size_t live : order) {
+        release_handle(rank, s.live[live].request);
+        s.live.erase(s.live.begin() + static_cast<std::ptrdiff_t>(live));
+    }
+    for (size_t i : completed) {
+        if (c.kind == Kind::wait || c.kind == Kind::test) {
+            *c.request = kRequestNull;
+        } else {
+            (*c.requests)[i] = kRequestNull;
+        }
+    }
+}
+
+void Simulator::finish_cancel(Rank rank)
+{
+    RankState& s = state(rank);
+    const size_t live = find_live(rank, *s.call->request);
+    const LiveRequest& l = s.live[live];
+    if (!l.operation || operations_[*l.operation].is_send) misuse(rank, "cancels a request that is not a receive");
+    P2p& op = operations_[*l.operation];
+    if (!op.done) {
+        ++s.record.cancelled;
+        op.done = true;  // not matched yet: cancelled
+        op.status.cancelled = true;
+        auto& posted = s.posted;
+        posted.erase(std::find(posted.begin(), posted.end(), *l.operation));
+    }
+}
+
+void Simulator::finish_collective(Rank rank, RecordedCall& call)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    const CommInfo info = s.tracer->lookup(c.comm);
+    Action a;
+    a.kind = Action::Kind::collective;
+    a.op = c.op;
+    a.comm = info.id;
+    if (c.op != Op::Barrier) {
+        call.add(Role::bytes, c.bytes);
+        a.bytes = c.bytes;
+    }
+    if (c.op == Op::Bcast || c.op == Op::Reduce) {
+        call.add(Role::root, c.root);
+        a.root = c.root;
+    }
+    call.add(Role::comm, info.id);
+    add_action(rank, std::move(a));
+}
+
+void Simulator::finish_comm_creation(Rank rank, RecordedCall& call)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    TracerMirror& tracer = *s.tracer;
+    const CommInfo parent = tracer.lookup(c.comm);
+    const Instance& instance = instances_.at(s.instance);
+    const Comm made = instance.made[static_cast<size_t>(rank_in(comm_of(rank, c.comm), rank))];
+    s.result.comm = made;
+    call.add(Role::comm, parent.id);
+    Action a;
+    a.kind = Action::Kind::create_comm;
+    a.op = c.kind == Kind::dup ? Op::Comm_dup : Op::Comm_split;
+    a.comm = parent.id;
+    if (made.valid()) {
+        const CommInfo created = tracer.add(made);
+        const auto& members = comms_[comm_of(rank, made)].members;
+        call.add(Role::new_comm, created.id);
+        call.add(Role::color, members.front());
+        call.add(Role::key, created.rank);
+        a.new_comm = created.id;
+        a.members = members;
+    } else {
+        call.add(Role::new_comm, kNoComm);
+        call.add(Role::color, kNoComm);
+        call.add(Role::key, kNoComm);
+        a.new_comm = kNoComm;
+    }
+    add_action(rank, std::move(a));
+}
+
+void Simulator::finish_free(Rank rank, RecordedCall& call)
+{
+    RankState& s = state(rank);
+    const Call& c = *s.call;
+    const int64_t id = s.tracer->remove(c.comm);
+    call.add(Role::comm, id);
+    s.comms.erase(c.comm.handle);
+    *c.freed = Comm{};
+    Action a;
+    a.kind = Action::Kind::free_comm;
+    a.op = Op::Comm_free;
+    a.comm = id;
+    add_action(rank, std::move(a));
+}
+
+namespace {
+
+// A wildcard receive a completion names, with what it matched.
+struct WildcardMatch {
+    size_t completed;  // index in the completed handles
+    WildcardReceive receive;
+    Status status;
+};
+
+// The operation a causal replay completes with: a test that completes is the wait it stands for.
+Op completion_op(const Call& c)
+{
+    switch (c.kind) {
+    case Kind::test: return Op::Wait;
+    case Kind::testall: return Op::Waitall;
+    case Kind::testany: return Op::Waitany;
+    case Kind::testsome: return Op::Waitsome;
+    default: return c.op;
+    }
+}
+
+// The matched peers and tags, ordered as the tracer's positions order them, and the two encoded sets.
+void add_completed_sets(RecordedCall& call, std::vector<WildcardMatch>& matches, const std::vector<uint32_t>& positions,
+                        const std::vector<uint32_t>& positions_of, size_t pending, const std::vector<size_t>& cancelled)
+{
+    std::sort(matches.begin(), matches.end(), [&](const WildcardMatch& a, const WildcardMatch& b) {
+        return positions_of[a.completed] > positions_of[b.completed];
+    });
+    for (const auto& m : matches) add_matched(call, m.receive.comm, m.receive.any_source, m.receive.any_tag, m.status);
+    std::vector<int64_t> values;
+    encode_completed_set(positions, values, pending);
+    for (int64_t v : values) call.add(Role::completed_set, v);
+    std::vector<uint32_t> cancelled_positions;
+    for (size_t k : cancelled) {
+        if (positions_of[k] != PendingRequests<uint32_t>::kNotPending) cancelled_positions.push_back(positions_of[k]);
+    }
+    std::sort(cancelled_positions.begin(), cancelled_positions.end());
+    if (!cancelled_positions.empty()) {
+        encode_completed_set(cancelled_positions, values);
+        for (int64_t v : values) call.add(Role::cancelled_set, v);
+    }
+}
+
+}  // namespace
 
 // add_completion of tracer.cpp, given what MPI reported: `before` are the handles the call was given,
 // `completed_live` the live requests it completed (in the order MPI reports them), with `statuses`.
@@ -1220,12 +1379,7 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     }
     std::vector<uint32_t> completed_requests;  // handles, all the tracer sees
     std::vector<size_t> cancelled;  // indices in completed_requests
-    struct Match {
-        size_t completed;
-        WildcardReceive receive;
-        Status status;
-    };
-    std::vector<Match> matches;
+    std::vector<WildcardMatch> matches;
     for (size_t k = 0; k < completed_live.size(); ++k) {
         const uint32_t handle = handle_of(s.live[completed_live[k]].request);
         completed_requests.push_back(handle);
@@ -1241,60 +1395,52 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     const size_t pending = tracer.pending.size();
     const auto span = tracer.pending.complete(completed_requests, &positions_of);
     const std::vector<uint32_t> positions(span.begin(), span.end());
-    // Which requests the tracer takes these to be: for each handle the newest pending one with it,
-    // the oldest for the shared handle, as PendingRequests looks. Where a handle stands for several
-    // requests, that may be others than the program completed.
-    {
-        auto& named = tracer.pending_requests;
-        std::vector<size_t> taken;
-        for (uint32_t handle : completed_requests) {
-            auto take = [&](size_t i) {
-                if (handle_of(named[i]) != handle || std::find(taken.begin(), taken.end(), i) != taken.end()) return false;
-                taken.push_back(i);
-                return true;
-            };
-            if (handle == kSharedCompleteRequest) {
-                for (size_t i = 0; i < named.size() && !take(i); ++i) {}
-            } else {
-                for (size_t i = named.size(); i-- > 0 && !take(i);) {}
-            }
-        }
-        std::vector<Request> truly;
-        for (size_t live : completed_live) truly.push_back(s.live[live].request);
-        std::vector<Request> as_named;
-        for (size_t i : taken) as_named.push_back(named[i]);
-        std::sort(truly.begin(), truly.end());
-        std::sort(as_named.begin(), as_named.end());
-        if (truly != as_named) ++s.record.misnamed;
-        std::sort(taken.rbegin(), taken.rend());
-        for (size_t i : taken) named.erase(named.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-    std::sort(matches.begin(), matches.end(),
-              [&](const Match& a, const Match& b) { return positions_of[a.completed] > positions_of[b.completed]; });
-    for (const auto& m : matches) add_matched(call, m.receive.comm, m.receive.any_source, m.receive.any_tag, m.status);
-    std::vector<int64_t> values;
-    encode_completed_set(positions, values, pending);
-    for (int64_t v : values) call.add(Role::completed_set, v);
-    std::vector<uint32_t> cancelled_positions;
-    for (size_t k : cancelled) {
-        if (positions_of[k] != PendingRequests<uint32_t>::kNotPending) cancelled_positions.push_back(positions_of[k]);
-    }
-    std::sort(cancelled_positions.begin(), cancelled_positions.end());
-    if (!cancelled_positions.empty()) {
-        encode_completed_set(cancelled_positions, values);
-        for (int64_t v : values) call.add(Role::cancelled_set, v);
-    }
+    count_misnamed(rank, completed_requests, completed_live);
+    add_completed_sets(call, matches, positions, positions_of, pending, cancelled);
+    add_completion_truth(rank, completed_live, statuses);
+    return call;
+}
 
-    // The truth: what the receives matched, and the completion.
+// Which requests the tracer takes these to be: for each handle the newest pending one with it, the
+// oldest for the shared handle, as PendingRequests looks. Where a handle stands for several
+// requests, that may be others than the program completed.
+void Simulator::count_misnamed(Rank rank, const std::vector<uint32_t>& completed_requests,
+                               const std::vector<size_t>& completed_live)
+{
+    RankState& s = state(rank);
+    auto& named = s.tracer->pending_requests;
+    std::vector<size_t> taken;
+    for (uint32_t handle : completed_requests) {
+        auto take = [&](size_t i) {
+            if (handle_of(named[i]) != handle || std::find(taken.begin(), taken.end(), i) != taken.end()) return false;
+            taken.push_back(i);
+            return true;
+        };
+        if (handle == kSharedCompleteRequest) {
+            for (size_t i = 0; i < named.size() && !take(i); ++i) {}
+        } else {
+            for (size_t i = named.size(); i-- > 0 && !take(i);) {}
+        }
+    }
+    std::vector<Request> truly;
+    for (size_t live : completed_live) truly.push_back(s.live[live].request);
+    std::vector<Request> as_named;
+    for (size_t i : taken) as_named.push_back(named[i]);
+    std::sort(truly.begin(), truly.end());
+    std::sort(as_named.begin(), as_named.end());
+    if (truly != as_named) ++s.record.misnamed;
+    std::sort(taken.rbegin(), taken.rend());
+    for (size_t i : taken) named.erase(named.begin() + static_cast<std::ptrdiff_t>(i));
+}
+
+// The truth: what the receives matched, and the completion.
+void Simulator::add_completion_truth(Rank rank, const std::vector<size_t>& completed_live,
+                                     const std::vector<Status>& statuses)
+{
+    RankState& s = state(rank);
     Action complete;
     complete.kind = Action::Kind::complete;
-    switch (c.kind) {
-    case Kind::test: complete.op = Op::Wait; break;
-    case Kind::testall: complete.op = Op::Waitall; break;
-    case Kind::testany: complete.op = Op::Waitany; break;
-    case Kind::testsome: complete.op = Op::Waitsome; break;
-    default: complete.op = c.op; break;
-    }
+    complete.op = completion_op(*s.call);
     for (size_t k = 0; k < completed_live.size(); ++k) {
         const LiveRequest& l = s.live[completed_live[k]];
         if (statuses[k].cancelled) {
@@ -1314,7 +1460,6 @@ RecordedCall Simulator::record_completion(Rank rank, const std::vector<Request>&
     }
     std::sort(complete.requests.begin(), complete.requests.end());
     if (!complete.requests.empty()) add_action(rank, std::move(complete));
-    return call;
 }
 
 // ---- The public face ----------------------------------------------------------------------------------
