@@ -716,12 +716,15 @@ Trace generate_trace(uint64_t seed)
     return generator.trace();
 }
 
-std::vector<NamedTrace> edge_case_traces()
+namespace {
+
+// A value every rank has.
+Value same(int64_t value) { return Value(value); }
+
+// Peers the tracer records as values of their own: the rank itself and MPI_PROC_NULL.
+void add_special_peers(std::vector<NamedTrace>& cases)
 {
-    std::vector<NamedTrace> cases;
     const Value zero(int64_t{0});
-    const Value one(int64_t{1});
-    auto v = [](int64_t value) { return Value(value); };
     {
         Builder b;
         const auto all = ranks_up_to(3);
@@ -740,15 +743,21 @@ std::vector<NamedTrace> edge_case_traces()
         Builder b;
         const auto all = ranks_up_to(4);
         Sequence body = {
-            b.send(Op::Send, all, v(kProcNull)),
-            b.send(Op::Isend, all, v(kProcNull)),
+            b.send(Op::Send, all, same(kProcNull)),
+            b.send(Op::Isend, all, same(kProcNull)),
             b.wait(Op::Wait, all),
-            b.send(Op::Sendrecv, all, v(kProcNull), 0, 8, 0, v(kProcNull)),
+            b.send(Op::Sendrecv, all, same(kProcNull), 0, 8, 0, same(kProcNull)),
             b.send(Op::Ssend, all, seen_histogram({{kProcNull, 0}, {1, 1}, {kProcNull, 2}, {3, 3}})),
             b.collective(Op::Barrier, all),
         };
         cases.push_back({"sends to MPI_PROC_NULL", trace_of(4, std::move(body))});
     }
+}
+
+// Sends that meet each other: they need replay to post the receives first.
+void add_head_to_head_sends(std::vector<NamedTrace>& cases)
+{
+    const Value one(int64_t{1});
     {
         // Both ranks send first and receive after: fine for small messages on a real MPI, a
         // deadlock for large ones unless replay posts the receives first.
@@ -765,17 +774,23 @@ std::vector<NamedTrace> edge_case_traces()
         Builder b;
         const auto all = ranks_up_to(6);
         Sequence body = {
-            loop_node(v(3), {b.send(Op::Ssend, all, v(3), 7), b.recv(Op::Recv, all, v(3), 7)}),
+            loop_node(same(3), {b.send(Op::Ssend, all, same(3), 7), b.recv(Op::Recv, all, same(3), 7)}),
             b.collective(Op::Allreduce, all),
         };
         cases.push_back({"head-to-head synchronous sends between rank pairs", trace_of(6, std::move(body))});
     }
+}
+
+void add_sendrecv_rings(std::vector<NamedTrace>& cases)
+{
+    const Value zero(int64_t{0});
+    const Value one(int64_t{1});
     {
         Builder b;
         const auto all = ranks_up_to(5);
         Sequence body = {
-            loop_node(v(3), {b.send(Op::Sendrecv, all, one, 0, 64, 0, v(4))}),
-            loop_node(v(2), {b.send(Op::Sendrecv, all, v(4), 1, 64, 0, one)}),
+            loop_node(same(3), {b.send(Op::Sendrecv, all, one, 0, 64, 0, same(4))}),
+            loop_node(same(2), {b.send(Op::Sendrecv, all, same(4), 1, 64, 0, one)}),
             b.collective(Op::Barrier, all),
         };
         cases.push_back({"sendrecv rings both ways", trace_of(5, std::move(body))});
@@ -784,88 +799,107 @@ std::vector<NamedTrace> edge_case_traces()
         Builder b;
         cases.push_back({"a sendrecv ring of one rank", trace_of(1, {b.send(Op::Sendrecv, {0}, zero, 0, 8, 0, zero)})});
     }
-    {
-        // The paper's section 5.3: ranks 0-3 loop twice over Irecv/Send/Wait (first to a partner
-        // among 0-3, then to one among 4-7), ranks 4-7 once (to one among 0-3), then all Bcast.
-        const std::vector<Rank> low = {0, 1, 2, 3};
-        const std::vector<Rank> high = {4, 5, 6, 7};
-        Builder b;
-        const Value partner = seen_histogram({{1, 0}, {4, 0}, {7, 1}, {4, 1}, {1, 2}, {4, 2}, {7, 3}, {4, 3}});
-        Sequence merged = {
-            loop_node(v(2), {b.recv(Op::Irecv, low, v(kAnySource)), b.send(Op::Send, low, partner),
-                             b.wait(Op::Wait, low)}),
-            b.recv(Op::Irecv, high, v(4)),
-            b.send(Op::Send, high, v(4)),
-            b.wait(Op::Wait, high),
-            b.collective(Op::Bcast, ranks_up_to(8)),
-        };
-        cases.push_back({"diverging groups before a collective (paper section 5.3)", trace_of(8, std::move(merged))});
-        Builder e;
-        const Value pairs = per_rank({{1, {0, 2}}, {7, {1, 3}}});
-        Sequence lossless = {
-            e.recv(Op::Irecv, low, pairs),
-            e.send(Op::Send, low, pairs),
-            e.wait(Op::Wait, low),
-            e.recv(Op::Irecv, low, v(4)),
-            e.send(Op::Send, low, v(4)),
-            e.wait(Op::Wait, low),
-            e.recv(Op::Irecv, high, v(4)),
-            e.send(Op::Send, high, v(4)),
-            e.wait(Op::Wait, high),
-            e.collective(Op::Bcast, ranks_up_to(8)),
-        };
-        cases.push_back({"diverging groups before a collective, lossless", trace_of(8, std::move(lossless))});
-    }
-    {
-        // Evens and odds split the world (rank 5 opts out), broadcast from different roots, pass
-        // messages around their own ring, and free their communicator.
-        Builder b;
-        const auto all = ranks_up_to(6);
-        const std::vector<Rank> members = {0, 1, 2, 3, 4};
-        const Value per_group = per_rank({{2, {0, 2, 4}}, {1, {1, 3}}});  // root, and left neighbour
-        Event split = b(Op::Comm_split, all,
-                        {param(Role::comm, 0), param(Role::new_comm, per_rank({{2, members}, {kNoComm, {5}}})),
-                         param(Role::color, per_rank({{0, {0, 2, 4}}, {1, {1, 3}}, {kNoComm, {5}}})),
-                         param(Role::key, per_rank({{0, {0, 1}}, {1, {2, 3}}, {2, {4}}, {kNoComm, {5}}}))});
-        Sequence body = {
-            Node{std::move(split)},
-            b.collective(Op::Bcast, members, 2, per_group),
-            b.send(Op::Sendrecv, members, one, 3, 8, 2, per_group),
-            b.send(Op::Send, members, zero, 4, 8, 2),
-            b.collective(Op::Allreduce, all),
-            b.collective(Op::Barrier, members, 2),
-            Node{b(Op::Comm_free, members, {param(Role::comm, 2)})},
-            b.collective(Op::Barrier, all),
-        };
-        cases.push_back({"split communicators with their own roots and rings", trace_of(6, std::move(body))});
-    }
-    {
-        Builder b;
-        const auto all = ranks_up_to(4);
-        Sequence body = {
-            b.send(Op::Isend, all, one),
-            b.send(Op::Isend, all, v(3)),
-            loop_node(seen_histogram({{3, 0}, {10, 1}, {1, 2}}), {b.wait(Op::Test, all, 1, 0)}),
-            b.wait(Op::Test, all, 1, 1),
-            b.wait(Op::Waitall, all, 2),
-            b.collective(Op::Ibcast, all, 0, zero),
-            b.send(Op::Isend, all, one, 9),
-            b.wait(Op::Waitall, all, 2),
-        };
-        cases.push_back({"polling tests, then waits", trace_of(4, std::move(body))});
-    }
-    {
-        Builder b;
-        Sequence body = {
-            b.send(Op::Send, {0}, zero),
-            b.send(Op::Isend, {0}, zero),
-            b.wait(Op::Wait, {0}),
-            b.collective(Op::Bcast, {0}),
-            b.collective(Op::Allreduce, {0}, 1),
-            b.send(Op::Ssend, {0}, zero, 2, 8, 1),
-        };
-        cases.push_back({"a world of one rank", trace_of(1, std::move(body))});
-    }
+}
+
+void add_diverging_groups(std::vector<NamedTrace>& cases)
+{
+    // The paper's section 5.3: ranks 0-3 loop twice over Irecv/Send/Wait (first to a partner
+    // among 0-3, then to one among 4-7), ranks 4-7 once (to one among 0-3), then all Bcast.
+    const std::vector<Rank> low = {0, 1, 2, 3};
+    const std::vector<Rank> high = {4, 5, 6, 7};
+    Builder b;
+    const Value partner = seen_histogram({{1, 0}, {4, 0}, {7, 1}, {4, 1}, {1, 2}, {4, 2}, {7, 3}, {4, 3}});
+    Sequence merged = {
+        loop_node(same(2), {b.recv(Op::Irecv, low, same(kAnySource)), b.send(Op::Send, low, partner),
+                            b.wait(Op::Wait, low)}),
+        b.recv(Op::Irecv, high, same(4)),
+        b.send(Op::Send, high, same(4)),
+        b.wait(Op::Wait, high),
+        b.collective(Op::Bcast, ranks_up_to(8)),
+    };
+    cases.push_back({"diverging groups before a collective (paper section 5.3)", trace_of(8, std::move(merged))});
+    Builder e;
+    const Value pairs = per_rank({{1, {0, 2}}, {7, {1, 3}}});
+    Sequence lossless = {
+        e.recv(Op::Irecv, low, pairs),
+        e.send(Op::Send, low, pairs),
+        e.wait(Op::Wait, low),
+        e.recv(Op::Irecv, low, same(4)),
+        e.send(Op::Send, low, same(4)),
+        e.wait(Op::Wait, low),
+        e.recv(Op::Irecv, high, same(4)),
+        e.send(Op::Send, high, same(4)),
+        e.wait(Op::Wait, high),
+        e.collective(Op::Bcast, ranks_up_to(8)),
+    };
+    cases.push_back({"diverging groups before a collective, lossless", trace_of(8, std::move(lossless))});
+}
+
+void add_split_communicators(std::vector<NamedTrace>& cases)
+{
+    const Value zero(int64_t{0});
+    const Value one(int64_t{1});
+    // Evens and odds split the world (rank 5 opts out), broadcast from different roots, pass
+    // messages around their own ring, and free their communicator.
+    Builder b;
+    const auto all = ranks_up_to(6);
+    const std::vector<Rank> members = {0, 1, 2, 3, 4};
+    const Value per_group = per_rank({{2, {0, 2, 4}}, {1, {1, 3}}});  // root, and left neighbour
+    Event split = b(Op::Comm_split, all,
+                    {param(Role::comm, 0), param(Role::new_comm, per_rank({{2, members}, {kNoComm, {5}}})),
+                     param(Role::color, per_rank({{0, {0, 2, 4}}, {1, {1, 3}}, {kNoComm, {5}}})),
+                     param(Role::key, per_rank({{0, {0, 1}}, {1, {2, 3}}, {2, {4}}, {kNoComm, {5}}}))});
+    Sequence body = {
+        Node{std::move(split)},
+        b.collective(Op::Bcast, members, 2, per_group),
+        b.send(Op::Sendrecv, members, one, 3, 8, 2, per_group),
+        b.send(Op::Send, members, zero, 4, 8, 2),
+        b.collective(Op::Allreduce, all),
+        b.collective(Op::Barrier, members, 2),
+        Node{b(Op::Comm_free, members, {param(Role::comm, 2)})},
+        b.collective(Op::Barrier, all),
+    };
+    cases.push_back({"split communicators with their own roots and rings", trace_of(6, std::move(body))});
+}
+
+void add_polling_tests(std::vector<NamedTrace>& cases)
+{
+    const Value zero(int64_t{0});
+    const Value one(int64_t{1});
+    Builder b;
+    const auto all = ranks_up_to(4);
+    Sequence body = {
+        b.send(Op::Isend, all, one),
+        b.send(Op::Isend, all, same(3)),
+        loop_node(seen_histogram({{3, 0}, {10, 1}, {1, 2}}), {b.wait(Op::Test, all, 1, 0)}),
+        b.wait(Op::Test, all, 1, 1),
+        b.wait(Op::Waitall, all, 2),
+        b.collective(Op::Ibcast, all, 0, zero),
+        b.send(Op::Isend, all, one, 9),
+        b.wait(Op::Waitall, all, 2),
+    };
+    cases.push_back({"polling tests, then waits", trace_of(4, std::move(body))});
+}
+
+void add_world_of_one(std::vector<NamedTrace>& cases)
+{
+    const Value zero(int64_t{0});
+    Builder b;
+    Sequence body = {
+        b.send(Op::Send, {0}, zero),
+        b.send(Op::Isend, {0}, zero),
+        b.wait(Op::Wait, {0}),
+        b.collective(Op::Bcast, {0}),
+        b.collective(Op::Allreduce, {0}, 1),
+        b.send(Op::Ssend, {0}, zero, 2, 8, 1),
+    };
+    cases.push_back({"a world of one rank", trace_of(1, std::move(body))});
+}
+
+// Loop counts that differ between ranks around point-to-point calls and collectives.
+void add_loops_around_messages(std::vector<NamedTrace>& cases)
+{
+    const Value one(int64_t{1});
     {
         Builder b;
         Sequence body = {
@@ -880,12 +914,27 @@ std::vector<NamedTrace> edge_case_traces()
         Sequence loop_body = {
             b.collective(Op::Allreduce, all),
             b.send(Op::Isend, all, one),
-            b.send(Op::Send, {0, 2}, v(2)),
+            b.send(Op::Send, {0, 2}, same(2)),
             b.wait(Op::Wait, all),
         };
         Sequence body = {loop_node(seen_histogram({{1, 0}, {2, 1}, {3, 2}, {2, 3}}), std::move(loop_body))};
         cases.push_back({"collectives in a loop with a histogram count", trace_of(4, std::move(body))});
     }
+}
+
+}  // namespace
+
+std::vector<NamedTrace> edge_case_traces()
+{
+    std::vector<NamedTrace> cases;
+    add_special_peers(cases);
+    add_head_to_head_sends(cases);
+    add_sendrecv_rings(cases);
+    add_diverging_groups(cases);
+    add_split_communicators(cases);
+    add_polling_tests(cases);
+    add_world_of_one(cases);
+    add_loops_around_messages(cases);
     return cases;
 }
 
