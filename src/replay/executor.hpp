@@ -67,11 +67,22 @@ private:
     };
 
     void issue_call(const ScheduledCall& call);
+    void compute(const ScheduledCall& call);
     void receive(const ScheduledCall& call);
+    void probe(const ScheduledCall& call);
     void send(const ScheduledCall& call);
+    void sendrecv(const ScheduledCall& call);
     void buffer(const ScheduledCall& call);
     void complete(const ScheduledCall& call);
     void collective(const ScheduledCall& call);
+    struct CollectiveArgs;
+    MPI_Request* collective_request(const ScheduledCall& call);
+    bool issue_uniform_collective(Op op, const CollectiveArgs& a);
+    bool issue_counted_collective(Op op, const CollectiveArgs& a);
+    bool issue_neighbourhood_collective(Op op, const CollectiveArgs& a);
+    void one_sided(const ScheduledCall& call);
+    void file_io(const ScheduledCall& call);
+    void free_comm(const ScheduledCall& call);
     void create(const ScheduledCall& call);
     static MPI_Comm with_topology(MPI_Comm made, const Topology& topology);
     // Communicators replay gave a topology (a duplicate of one has it too); SMPI has no MPI_Topo_test.
