@@ -88,6 +88,54 @@ void Windows::collective(const ScheduledCall& call, MPI_Comm comm)
     slot->second = std::move(w);
 }
 
+namespace {
+
+// Where and how much an access moves, in MPI's ints.
+struct Access {
+    int target;
+    MPI_Aint at;
+    int n;
+    int at_target;
+    int results;
+};
+
+// The accesses: puts, gets and accumulations; false for any other call.
+bool issue_access(const ScheduledCall& call, const Access& a, MPI_Win win, char* origin, char* result,
+                  MPI_Request* request)
+{
+    const auto& [target, at, n, at_target, results] = a;
+    // Accumulations combine bytes bitwise; a Get_accumulate without origin data only reads.
+    const MPI_Op combine = n == 0 ? MPI_NO_OP : MPI_BOR;
+    switch (call.op) {
+    case Op::Put: MPI_Put(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, win); break;
+    case Op::Get: MPI_Get(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, win); break;
+    case Op::Accumulate: MPI_Accumulate(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, MPI_BOR, win); break;
+    case Op::Get_accumulate:
+        MPI_Get_accumulate(origin, n, MPI_BYTE, result, results, MPI_BYTE, target, at, at_target, MPI_BYTE, combine,
+                           win);
+        break;
+    case Op::Fetch_and_op:
+        MPI_Fetch_and_op(origin, result, element_type(call.bytes), target, at, MPI_BOR, win);
+        break;
+    case Op::Compare_and_swap:
+        MPI_Compare_and_swap(origin, origin + 8, result, element_type(call.bytes), target, at, win);
+        break;
+    case Op::Rput: MPI_Rput(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, win, request); break;
+    case Op::Rget: MPI_Rget(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, win, request); break;
+    case Op::Raccumulate:
+        MPI_Raccumulate(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, MPI_BOR, win, request);
+        break;
+    case Op::Rget_accumulate:
+        MPI_Rget_accumulate(origin, n, MPI_BYTE, result, results, MPI_BYTE, target, at, at_target, MPI_BYTE, combine,
+                            win, request);
+        break;
+    default: return false;
+    }
+    return true;
+}
+
+}  // namespace
+
 void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_Request* request)
 {
     Window& w = find(call.window);
@@ -96,34 +144,27 @@ void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_R
     const int n = as_count(call.bytes);
     const int at_target = as_count(call.target_bytes);
     const int results = as_count(call.recv_bytes);
-    // Accumulations combine bytes bitwise; a Get_accumulate without origin data only reads.
-    const MPI_Op combine = n == 0 ? MPI_NO_OP : MPI_BOR;
     const bool all_targets = is_one_of(call.op, {Op::Win_unlock_all, Op::Win_flush_all, Op::Win_flush_local_all});
     if (call.own_epoch && all_targets) MPI_Win_lock_all(0, w.win);
     if (call.own_epoch && !all_targets) MPI_Win_lock(MPI_LOCK_SHARED, target, 0, w.win);
+    if (!issue_access(call, Access{target, at, n, at_target, results}, w.win, origin, result, request) &&
+        !issue_window_call(call, w, target)) {
+        throw std::runtime_error("no replay for " + std::string(operation_name(call.op)));
+    }
+    // The call itself closes its own epoch where it is an unlock.
+    if (call.own_epoch && call.op != Op::Win_unlock && call.op != Op::Win_unlock_all) {
+        if (all_targets) {
+            MPI_Win_unlock_all(w.win);
+        } else {
+            MPI_Win_unlock(target, w.win);
+        }
+    }
+}
+
+// Calls on the window itself: locks, flushes, epochs and attachments; false for any other call.
+bool Windows::issue_window_call(const ScheduledCall& call, Window& w, int target)
+{
     switch (call.op) {
-    case Op::Put: MPI_Put(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, w.win); break;
-    case Op::Get: MPI_Get(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, w.win); break;
-    case Op::Accumulate: MPI_Accumulate(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, MPI_BOR, w.win); break;
-    case Op::Get_accumulate:
-        MPI_Get_accumulate(origin, n, MPI_BYTE, result, results, MPI_BYTE, target, at, at_target, MPI_BYTE, combine,
-                           w.win);
-        break;
-    case Op::Fetch_and_op:
-        MPI_Fetch_and_op(origin, result, element_type(call.bytes), target, at, MPI_BOR, w.win);
-        break;
-    case Op::Compare_and_swap:
-        MPI_Compare_and_swap(origin, origin + 8, result, element_type(call.bytes), target, at, w.win);
-        break;
-    case Op::Rput: MPI_Rput(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, w.win, request); break;
-    case Op::Rget: MPI_Rget(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, w.win, request); break;
-    case Op::Raccumulate:
-        MPI_Raccumulate(origin, n, MPI_BYTE, target, at, at_target, MPI_BYTE, MPI_BOR, w.win, request);
-        break;
-    case Op::Rget_accumulate:
-        MPI_Rget_accumulate(origin, n, MPI_BYTE, result, results, MPI_BYTE, target, at, at_target, MPI_BYTE, combine,
-                            w.win, request);
-        break;
     case Op::Win_lock:
         MPI_Win_lock(call.lock_type == kLockExclusive ? MPI_LOCK_EXCLUSIVE : MPI_LOCK_SHARED, target,
                      static_cast<int>(call.assertion), w.win);
@@ -164,16 +205,9 @@ void Windows::issue(const ScheduledCall& call, char* origin, char* result, MPI_R
         w.attached.erase(w.attached.begin());
         break;
     case Op::Win_wait: MPI_Win_wait(w.win); break;
-    default: throw std::runtime_error("no replay for " + std::string(operation_name(call.op)));
+    default: return false;
     }
-    // The call itself closes its own epoch where it is an unlock.
-    if (call.own_epoch && call.op != Op::Win_unlock && call.op != Op::Win_unlock_all) {
-        if (all_targets) {
-            MPI_Win_unlock_all(w.win);
-        } else {
-            MPI_Win_unlock(target, w.win);
-        }
-    }
+    return true;
 }
 
 }  // namespace htrace::replay

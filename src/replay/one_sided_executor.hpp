@@ -36,6 +36,7 @@ private:
         std::vector<std::unique_ptr<char[]>> attached;
     };
     Window& find(int64_t id);
+    static bool issue_window_call(const ScheduledCall& call, Window& w, int target);
 
     std::unordered_map<int64_t, Window> windows_;
 };
