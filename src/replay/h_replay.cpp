@@ -377,6 +377,158 @@ void remove_sandbox(const IoSandbox& sandbox, const Options& options, int rank)
     }
 }
 
+// Why this job cannot replay what was read; empty where it can.
+std::string trace_obstacle(const DecodeResult& read, const Options& options, int size)
+{
+    if (!read.trace) return options.trace + ": " + read.error;
+    if (read.trace->header.ranks != size) {
+        return options.trace + ": recorded with " + std::to_string(read.trace->header.ranks) +
+               " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
+               std::to_string(read.trace->header.ranks) + ")";
+    }
+    if (read.trace->header.incomplete() && !options.partial) {
+        return options.trace + ": an incomplete trace (" + std::to_string(read.trace->header.stops.size()) + " of " +
+               std::to_string(size) + " ranks, stopped before MPI_Finalize): give --partial to replay what it holds";
+    }
+    return threads_obstacle(*read.trace, options.trace);
+}
+
+double stall_limit_for(const Options& options, const Trace& trace, double max_compute)
+{
+#ifdef HTRACE_SIMULATED
+    return 0;  // a simulation finds its own deadlocks
+#endif
+    return options.stall_limit.value_or(replay::default_stall_limit(trace.header.traced_seconds, max_compute));
+}
+
+// What this rank counted, laid out for one sum over the ranks: calls, bytes and calls not replayed
+// per operation, then the five counts the report gives whole.
+std::vector<uint64_t> local_counts(const replay::Executor& executor, const replay::ScheduleSummary& summary,
+                                   const replay::Files* files)
+{
+    const size_t ops = static_cast<size_t>(Op::first_opaque);
+    std::vector<uint64_t> local(3 * ops + 5, 0);
+    for (size_t op = 0; op < ops; ++op) {
+        local[op] = executor.totals()[op].calls;
+        local[ops + op] = executor.totals()[op].bytes;
+    }
+    for (const auto& [name, count] : summary.not_replayed) {
+        const auto op = static_cast<size_t>(operation_by_name(name));
+        if (op < ops) local[2 * ops + op] += count;
+    }
+    for (size_t op = 0; op < ops; ++op) local[2 * ops + op] += executor.left_out()[op];
+    local[3 * ops] = summary.by_name_only;
+    local[3 * ops + 1] = summary.unpaired_receives;
+    local[3 * ops + 2] = summary.fallback_messages;
+    local[3 * ops + 3] = executor.compute_bound().gaps_cut();
+    local[3 * ops + 4] = files ? files->refused() : 0;
+    return local;
+}
+
+// Every rank takes part; rank 0's report gets the job's sums, maxima and per-rank I/O.
+void sum_over_ranks(const replay::Executor& executor, const replay::ScheduleSummary& summary,
+                    const replay::Files* files, double seconds, int rank, int size, Report& report)
+{
+    const size_t ops = static_cast<size_t>(Op::first_opaque);
+    // Only rank 0 reports, but these are all-reductions: under SMPI 3.32 a reduction to one rank is
+    // linear, and ranks that are not its root leave it at once for the next one, so their messages
+    // of several reductions pile up at rank 0, where each message that arrives costs time in
+    // proportion to the pile (4 reductions in a row took 66 s of host time at 2048 ranks; as
+    // all-reductions, whose second half makes every rank wait for rank 0, 3 s).
+    std::vector<uint64_t> total = local_counts(executor, summary, files);
+    PMPI_Allreduce(MPI_IN_PLACE, total.data(), static_cast<int>(total.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+    double maxima[2] = {seconds, executor.compute_bound().longest_cut()};
+    PMPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    // The computation, then the time in calls per operation, all ranks together.
+    std::vector<double> seconds_total(1 + ops);
+    seconds_total[0] = executor.compute_seconds();
+    for (size_t op = 0; op < ops; ++op) seconds_total[1 + op] = executor.totals()[op].seconds;
+    PMPI_Allreduce(MPI_IN_PLACE, seconds_total.data(), static_cast<int>(seconds_total.size()), MPI_DOUBLE, MPI_SUM,
+                   MPI_COMM_WORLD);
+    const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
+    const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
+    // Room for every rank's only where they arrive: under SimGrid all ranks hold theirs at once.
+    std::vector<uint64_t> io_all(rank == 0 ? 2 * static_cast<size_t>(size) : 0, 0);
+    PMPI_Gather(io_local, 2, MPI_UINT64_T, io_all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    if (rank != 0) return;
+    report.replay_seconds = maxima[0];
+    report.compute_seconds = seconds_total[0];
+    report.seconds_in_calls.assign(seconds_total.begin() + 1, seconds_total.end());
+    report.calls.assign(total.begin(), total.begin() + static_cast<long>(ops));
+    report.bytes.assign(total.begin() + static_cast<long>(ops), total.begin() + static_cast<long>(2 * ops));
+    report.not_replayed.assign(total.begin() + static_cast<long>(2 * ops), total.begin() + static_cast<long>(3 * ops));
+    report.by_name_only = total[3 * ops];
+    report.unpaired_receives = total[3 * ops + 1];
+    report.fallback_messages = total[3 * ops + 2];
+    report.gaps_cut = total[3 * ops + 3];
+    report.longest_gap_cut = maxima[1];
+    report.refused_files = total[3 * ops + 4];
+    report.first_refusal = first_refusal;
+    for (int r = 0; r < size; ++r) {
+        report.bytes_read.push_back(io_all[2 * static_cast<size_t>(r)]);
+        report.bytes_written.push_back(io_all[2 * static_cast<size_t>(r) + 1]);
+    }
+}
+
+// Rank 0's lines on stderr: the times, the mode, and what replay left out or cut.
+void print_summary(const Report& report)
+{
+    const size_t ops = static_cast<size_t>(Op::first_opaque);
+    std::fprintf(stderr, "h-replay: replay %.6f s, traced %.6f s, difference %+.1f%%%s\n", report.replay_seconds,
+                 report.traced_seconds, 100.0 * report.relative_difference(),
+                 report.compute ? "" : " (--no-compute)");
+    if (report.mode == "causal") {
+        std::fprintf(stderr, "h-replay: causal replay: every receive and completion where the rank made it\n");
+    } else {
+        std::fprintf(stderr, "h-replay: paired replay (%s): %llu receives without a message, %llu messages "
+                     "received where their send was\n", report.mode_reason.c_str(),
+                     static_cast<unsigned long long>(report.unpaired_receives),
+                     static_cast<unsigned long long>(report.fallback_messages));
+    }
+    uint64_t skipped = 0;
+    std::string names;
+    for (size_t op = 0; op < ops; ++op) {
+        if (report.not_replayed[op] == 0) continue;
+        skipped += report.not_replayed[op];
+        names += " " + std::string(operation_name(static_cast<Op>(op))) + " " +
+                 std::to_string(report.not_replayed[op]);
+    }
+    if (skipped > 0) {
+        std::fprintf(stderr, "h-replay: %llu calls not replayed (no topology, unknown communicator, or file "
+                     "I/O in a simulation):%s\n",
+                     static_cast<unsigned long long>(skipped), names.c_str());
+    }
+    if (report.gaps_cut > 0) {
+        std::fprintf(stderr, "h-replay: %llu computation gaps longer than --max-compute %g s were cut to it "
+                     "(longest %g s)\n", static_cast<unsigned long long>(report.gaps_cut), report.max_compute,
+                     report.longest_gap_cut);
+    }
+    if (report.refused_files > 0) {
+        std::fprintf(stderr, "h-replay: %llu file opens refused, as something was planted in %s where "
+                     "replay would write (%s)\n", static_cast<unsigned long long>(report.refused_files),
+                     report.io_dir.c_str(), report.first_refusal.c_str());
+    }
+}
+
+// Rank 0's exit status: 1 where the timeline or the JSON report could not be written.
+int write_outputs(const Report& report, const std::string& timeline_error, const Options& options)
+{
+    int status = 0;
+    if (!timeline_error.empty()) {
+        std::fprintf(stderr, "h-replay: %s\n", timeline_error.c_str());
+        status = 1;
+    }
+    if (!options.report_json.empty()) {
+        std::ofstream file(options.report_json);
+        file << report.json();
+        if (!file) {
+            std::fprintf(stderr, "h-replay: cannot write %s\n", options.report_json.c_str());
+            status = 1;
+        }
+    }
+    return status;
+}
+
 int run(int argc, char** argv, int rank, int size)
 {
     Options options;
@@ -388,34 +540,16 @@ int run(int argc, char** argv, int rank, int size)
     if (!all_ranks_ok(usage_error.empty() ? "" : usage_error + "\n" + kUsage, rank, size)) return 2;
 
     const std::shared_ptr<const DecodeResult> read = replay::load_trace(options.trace);
-    std::string error;
-    if (!read->trace) {
-        error = options.trace + ": " + read->error;
-    } else if (read->trace->header.ranks != size) {
-        error = options.trace + ": recorded with " + std::to_string(read->trace->header.ranks) +
-                " ranks, this job has " + std::to_string(size) + " (run it with mpirun -np " +
-                std::to_string(read->trace->header.ranks) + ")";
-    } else if (read->trace->header.incomplete() && !options.partial) {
-        error = options.trace + ": an incomplete trace (" + std::to_string(read->trace->header.stops.size()) + " of " +
-                std::to_string(size) + " ranks, stopped before MPI_Finalize): give --partial to replay what it holds";
-    }
-    if (read->trace && error.empty()) error = threads_obstacle(*read->trace, options.trace);
-    if (!all_ranks_ok(error, rank, size)) return 1;
+    if (!all_ranks_ok(trace_obstacle(*read, options, size), rank, size)) return 1;
     const Trace& trace = *read->trace;
     const uint64_t seed = options.seed.value_or(trace.header.seed);
     const Mode mode = choose_mode(trace, seed, rank, size, options.paired);
 
     const double max_compute = options.max_compute.value_or(replay::default_max_compute(trace.header.traced_seconds));
-#ifdef HTRACE_SIMULATED
-    const double stall_limit = 0;  // a simulation finds its own deadlocks
-#else
-    const double stall_limit =
-        options.stall_limit.value_or(replay::default_stall_limit(trace.header.traced_seconds, max_compute));
-#endif
     replay::TimelineOutput timeline(options.chrome_trace, options.otf2_dir, !options.report_json.empty(),
                                     "h-replay: " + trace.header.command_line, rank, size);
     if (!all_ranks_ok(timeline.open_error(), rank, size)) return 1;
-    replay::Watchdog watchdog(rank, stall_limit);
+    replay::Watchdog watchdog(rank, stall_limit_for(options, trace, max_compute));
     IoSandbox sandbox;
     if (!all_ranks_ok(make_sandbox(trace, options, rank, sandbox), rank, size)) return 1;
     // Every rank opens the directory rank 0 made; its files are reached from that descriptor.
@@ -435,123 +569,25 @@ int run(int argc, char** argv, int rank, int size)
     const double seconds = MPI_Wtime() - start;
     const std::string timeline_error = timeline.write(rank, size);
 
-    const size_t ops = static_cast<size_t>(Op::first_opaque);
-    std::vector<uint64_t> local(3 * ops + 5, 0);
-    for (size_t op = 0; op < ops; ++op) {
-        local[op] = executor.totals()[op].calls;
-        local[ops + op] = executor.totals()[op].bytes;
-    }
-    for (const auto& [name, count] : summary.not_replayed) {
-        const auto op = static_cast<size_t>(operation_by_name(name));
-        if (op < ops) local[2 * ops + op] += count;
-    }
-    for (size_t op = 0; op < ops; ++op) local[2 * ops + op] += executor.left_out()[op];
-    local[3 * ops] = summary.by_name_only;
-    local[3 * ops + 1] = summary.unpaired_receives;
-    local[3 * ops + 2] = summary.fallback_messages;
-    local[3 * ops + 3] = executor.compute_bound().gaps_cut();
-    local[3 * ops + 4] = files ? files->refused() : 0;
-    // Only rank 0 reports, but these are all-reductions: under SMPI 3.32 a reduction to one rank is
-    // linear, and ranks that are not its root leave it at once for the next one, so their messages
-    // of several reductions pile up at rank 0, where each message that arrives costs time in
-    // proportion to the pile (4 reductions in a row took 66 s of host time at 2048 ranks; as
-    // all-reductions, whose second half makes every rank wait for rank 0, 3 s).
-    std::vector<uint64_t> total = local;
-    PMPI_Allreduce(MPI_IN_PLACE, total.data(), static_cast<int>(total.size()), MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    double maxima[2] = {seconds, executor.compute_bound().longest_cut()};
-    PMPI_Allreduce(MPI_IN_PLACE, maxima, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    const double slowest = maxima[0];
-    const double longest_cut_all = maxima[1];
-    // The computation, then the time in calls per operation, all ranks together.
-    std::vector<double> seconds_total(1 + ops);
-    seconds_total[0] = executor.compute_seconds();
-    for (size_t op = 0; op < ops; ++op) seconds_total[1 + op] = executor.totals()[op].seconds;
-    PMPI_Allreduce(MPI_IN_PLACE, seconds_total.data(), static_cast<int>(seconds_total.size()), MPI_DOUBLE, MPI_SUM,
-                   MPI_COMM_WORLD);
-    const std::string first_refusal = lowest_ranks_text(files ? files->first_refusal() : "", rank, size);
-    const uint64_t io_local[2] = {files ? files->bytes_read() : 0, files ? files->bytes_written() : 0};
-    // Room for every rank's only where they arrive: under SimGrid all ranks hold theirs at once.
-    std::vector<uint64_t> io_all(rank == 0 ? 2 * static_cast<size_t>(size) : 0, 0);
-    PMPI_Gather(io_local, 2, MPI_UINT64_T, io_all.data(), 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    Report report;  // rank 0's; the other ranks take part in its sums
+    sum_over_ranks(executor, summary, files ? &*files : nullptr, seconds, rank, size, report);
     files.reset();
     remove_sandbox(sandbox, options, rank);
 
     int status = 0;
     if (rank == 0) {
-        Report report;
         report.ranks = size;
         report.seed = seed;
         report.compute = options.compute;
-        report.replay_seconds = slowest;
         report.traced_seconds = trace.header.traced_seconds;
-        report.compute_seconds = seconds_total[0];
-        report.seconds_in_calls.assign(seconds_total.begin() + 1, seconds_total.end());
-        report.traced_seconds_in_calls = traced_seconds_in_calls(trace.body, ops);
-        report.calls.assign(total.begin(), total.begin() + static_cast<long>(ops));
-        report.bytes.assign(total.begin() + static_cast<long>(ops), total.begin() + static_cast<long>(2 * ops));
-        report.not_replayed.assign(total.begin() + static_cast<long>(2 * ops), total.begin() + static_cast<long>(3 * ops));
-        report.by_name_only = total[3 * ops];
-        report.unpaired_receives = total[3 * ops + 1];
-        report.fallback_messages = total[3 * ops + 2];
+        report.traced_seconds_in_calls = traced_seconds_in_calls(trace.body, static_cast<size_t>(Op::first_opaque));
         report.max_compute = max_compute;
-        report.gaps_cut = total[3 * ops + 3];
-        report.longest_gap_cut = longest_cut_all;
-        report.refused_files = total[3 * ops + 4];
-        report.first_refusal = first_refusal;
         report.mode = mode.mode == replay::ReplayMode::causal ? "causal" : "paired";
-        report.io_dir = sandbox.directory;
-        for (int r = 0; r < size; ++r) {
-            report.bytes_read.push_back(io_all[2 * static_cast<size_t>(r)]);
-            report.bytes_written.push_back(io_all[2 * static_cast<size_t>(r) + 1]);
-        }
         report.mode_reason = mode.reason;
+        report.io_dir = sandbox.directory;
         report.wait_states = timeline.wait_states_json();
-        std::fprintf(stderr, "h-replay: replay %.6f s, traced %.6f s, difference %+.1f%%%s\n", report.replay_seconds,
-                     report.traced_seconds, 100.0 * report.relative_difference(),
-                     options.compute ? "" : " (--no-compute)");
-        if (mode.mode == replay::ReplayMode::causal) {
-            std::fprintf(stderr, "h-replay: causal replay: every receive and completion where the rank made it\n");
-        } else {
-            std::fprintf(stderr, "h-replay: paired replay (%s): %llu receives without a message, %llu messages "
-                         "received where their send was\n", mode.reason.c_str(),
-                         static_cast<unsigned long long>(report.unpaired_receives),
-                         static_cast<unsigned long long>(report.fallback_messages));
-        }
-        uint64_t skipped = 0;
-        std::string names;
-        for (size_t op = 0; op < ops; ++op) {
-            if (report.not_replayed[op] == 0) continue;
-            skipped += report.not_replayed[op];
-            names += " " + std::string(operation_name(static_cast<Op>(op))) + " " +
-                     std::to_string(report.not_replayed[op]);
-        }
-        if (skipped > 0) {
-            std::fprintf(stderr, "h-replay: %llu calls not replayed (no topology, unknown communicator, or file "
-                         "I/O in a simulation):%s\n",
-                         static_cast<unsigned long long>(skipped), names.c_str());
-        }
-        if (report.gaps_cut > 0) {
-            std::fprintf(stderr, "h-replay: %llu computation gaps longer than --max-compute %g s were cut to it "
-                         "(longest %g s)\n", static_cast<unsigned long long>(report.gaps_cut), max_compute,
-                         report.longest_gap_cut);
-        }
-        if (report.refused_files > 0) {
-            std::fprintf(stderr, "h-replay: %llu file opens refused, as something was planted in %s where "
-                         "replay would write (%s)\n", static_cast<unsigned long long>(report.refused_files),
-                         sandbox.directory.c_str(), report.first_refusal.c_str());
-        }
-        if (!timeline_error.empty()) {
-            std::fprintf(stderr, "h-replay: %s\n", timeline_error.c_str());
-            status = 1;
-        }
-        if (!options.report_json.empty()) {
-            std::ofstream file(options.report_json);
-            file << report.json();
-            if (!file) {
-                std::fprintf(stderr, "h-replay: cannot write %s\n", options.report_json.c_str());
-                status = 1;
-            }
-        }
+        print_summary(report);
+        status = write_outputs(report, timeline_error, options);
     }
     PMPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
     return status;
