@@ -13,7 +13,7 @@ sums of in_call_us and compute_us, and the first over both), and their relative 
 With --npb-bin, the NAS Parallel Benchmarks' own timers instead (a `timer.flag` file turns them on):
 each benchmark prints its timed section's total and its time communicating (min, max and mean over
 the ranks). Their share is compared with the profile's mean share in MPI, which counts the whole run
-from MPI_Init, with and without the time in MPI_Init (the untimed set-up is in it either way).
+after MPI_Init, the benchmark's untimed set-up included.
 """
 import argparse
 import csv
@@ -31,6 +31,20 @@ from check_profile import logged_times  # noqa: E402
 from mpi_launch import mpirun_command, run_job  # noqa: E402
 
 FIELDS = ["ranks", "run", "figure", "profile", "program", "relative_difference"]
+
+
+def traced_profile(build, ranks, program, scratch, extra_env, timeout):
+    """Runs `program` (a command) traced at `ranks` in `scratch`: (status, stdout, stderr, the trace's
+    profile as h-dump --profile --json gives it, or None where the job failed)."""
+    trace = scratch / "trace.h"
+    command = [str(build / "src" / "capture" / "h-trace")] + program
+    status, stdout, stderr = run_job(mpirun_command("mpirun", ranks, command), {"HTRACE_FILE": str(trace), **extra_env},
+                                     scratch, timeout)
+    if status != 0:
+        return status, stdout, stderr, None
+    dumped = subprocess.run([str(build / "h-dump"), "--profile", "--json", str(trace)], capture_output=True, text=True,
+                            check=True)
+    return status, stdout, stderr, json.loads(dumped.stdout)
 
 
 def main():
@@ -54,17 +68,12 @@ def main():
             with tempfile.TemporaryDirectory(prefix="h-trace-profile-") as scratch:
                 scratch = pathlib.Path(scratch)
                 (scratch / "logs").mkdir()
-                trace = scratch / "trace.h"
-                command = [str(build / "src" / "capture" / "h-trace"), str(build / "tests" / "mpi" / "load_imbalance"),
-                           args.iterations, "10", "2"]
-                status, _, stderr = run_job(mpirun_command("mpirun", ranks, command),
-                                            {"HTRACE_FILE": str(trace), "CALL_LOG_DIR": str(scratch / "logs")},
-                                            scratch, 600)
+                program = [str(build / "tests" / "mpi" / "load_imbalance"), args.iterations, "10", "2"]
+                status, _, stderr, profile = traced_profile(build, ranks, program, scratch,
+                                                            {"CALL_LOG_DIR": str(scratch / "logs")}, 600)
                 if status != 0:
                     print(f"profile_accuracy.py: {ranks} ranks: status {status}: {stderr[-300:]}", file=sys.stderr)
                     continue
-                profile = json.loads(subprocess.run([str(build / "h-dump"), "--profile", "--json",
-                                                     str(trace)], capture_output=True, text=True, check=True).stdout)
                 mpi, computation, _ = logged_times(read_call_logs(scratch / "logs", ranks), ranks)
             share = {rank: mpi[rank] / (mpi[rank] + computation[rank]) for rank in mpi}
             for name, measured in (("mpi", mpi), ("computation", computation), ("mpi_share", share)):
@@ -82,8 +91,7 @@ def main():
 
 
 NPB_FIELDS = ["program", "ranks", "run", "npb_total_s", "npb_comm_min_s", "npb_comm_mean_s", "npb_comm_max_s",
-              "npb_comm_share", "profile_job_s", "profile_mpi_mean_s", "profile_mpi_init_mean_s", "profile_mpi_share",
-              "profile_mpi_share_without_init", "relative_difference", "relative_difference_without_init"]
+              "npb_comm_share", "profile_job_s", "profile_mpi_mean_s", "profile_mpi_share", "relative_difference"]
 NPB_TIMER = re.compile(r"^\s*timer\s+\d+\(\s*(\w+)\s*\)\s*:\s+(\S+)\s+(\S+)\s+(\S+)")
 
 
@@ -101,31 +109,22 @@ def compare_with_npb(args, build):
                 with tempfile.TemporaryDirectory(prefix="h-trace-profile-npb-") as scratch:
                     scratch = pathlib.Path(scratch)
                     (scratch / "timer.flag").touch()
-                    trace = scratch / "trace.h"
-                    command = [str(build / "src" / "capture" / "h-trace"), str(args.npb_bin.resolve() / f"{program}.x")]
-                    status, stdout, stderr = run_job(mpirun_command("mpirun", ranks, command),
-                                                     {"HTRACE_FILE": str(trace)}, scratch, 1800)
+                    status, stdout, stderr, profile = traced_profile(
+                        build, ranks, [str(args.npb_bin.resolve() / f"{program}.x")], scratch, {}, 1800)
                     timers = npb_timers(stdout)
                     if status != 0 or "total" not in timers or "totcomm" not in timers:
                         print(f"profile_accuracy.py: {program} at {ranks} ranks: status {status}, no timers: "
                               f"{stderr[-300:]}", file=sys.stderr)
                         continue
-                    profile = json.loads(subprocess.run([str(build / "h-dump"), "--profile", "--json", str(trace)],
-                                                        capture_output=True, text=True, check=True).stdout)
                 times = profile["rank_times"]
-                busy = times["mpi"]["mean"] + times["computation"]["mean"] + times["io"]["mean"]
-                init = sum(site["seconds"] for site in profile["sites"] if site["op"] == "MPI_Init") / ranks
                 npb_share = timers["totcomm"][2] / timers["total"][2]
                 share = times["mpi_share"]["mean"]
-                share_without_init = (times["mpi"]["mean"] - init) / (busy - init)
                 out.writerow({"program": program, "ranks": ranks, "run": run, "npb_total_s": timers["total"][2],
                               "npb_comm_min_s": timers["totcomm"][0], "npb_comm_mean_s": timers["totcomm"][2],
                               "npb_comm_max_s": timers["totcomm"][1], "npb_comm_share": f"{npb_share:.4f}",
                               "profile_job_s": profile["traced_seconds"], "profile_mpi_mean_s": times["mpi"]["mean"],
-                              "profile_mpi_init_mean_s": f"{init:.6g}", "profile_mpi_share": f"{share:.4f}",
-                              "profile_mpi_share_without_init": f"{share_without_init:.4f}",
-                              "relative_difference": f"{(share - npb_share) / npb_share:.4f}",
-                              "relative_difference_without_init": f"{(share_without_init - npb_share) / npb_share:.4f}"})
+                              "profile_mpi_share": f"{share:.4f}",
+                              "relative_difference": f"{(share - npb_share) / npb_share:.4f}"})
     return 0
 
 
