@@ -4,7 +4,8 @@
 // what was read, but for the signatures' 32 bits files keep from format 14 and the times' spread
 // that format 18 keeps as codes (written once more, it reads back equal). Prints CSV; the last columns
 // are the bytes the trace would take without the time in calls (format 18), without where the ranks'
-// time went (format 19), and without both: what those fields cost.
+// time went (format 19), without both, and without the call sites' locations (format 20): what those
+// fields cost.
 #include "trace/trace_file.hpp"
 
 #include <cstdio>
@@ -14,7 +15,8 @@
 
 int main(int argc, char** argv)
 {
-    std::printf("trace,bytes_before,bytes_now,bytes_without_in_call,bytes_without_rank_times,bytes_without_times\n");
+    std::printf("trace,bytes_before,bytes_now,bytes_without_in_call,bytes_without_rank_times,bytes_without_times,"
+                "bytes_without_locations\n");
     for (int i = 1; i < argc; ++i) {
         std::ifstream in(argv[i], std::ios::binary);
         const std::vector<uint8_t> before((std::istreambuf_iterator<char>(in)), {});
@@ -37,8 +39,11 @@ int main(int argc, char** argv)
         without_rank_times.header.rank_times.reset();
         htrace::Trace without_times = without_in_call;
         without_times.header.rank_times.reset();
-        std::printf("%s,%zu,%zu,%zu,%zu,%zu\n", argv[i], before.size(), now.size(), htrace::encode_trace(without_in_call).size(),
-                    htrace::encode_trace(without_rank_times).size(), htrace::encode_trace(without_times).size());
+        htrace::Trace without_locations = *read.trace;
+        without_locations.locations.clear();
+        std::printf("%s,%zu,%zu,%zu,%zu,%zu,%zu\n", argv[i], before.size(), now.size(),
+                    htrace::encode_trace(without_in_call).size(), htrace::encode_trace(without_rank_times).size(),
+                    htrace::encode_trace(without_times).size(), htrace::encode_trace(without_locations).size());
     }
     return 0;
 }
