@@ -274,15 +274,19 @@ def run_readme(args, problems):
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="check-guide."))
     bin_dir = scratch / "bin"
     bin_dir.mkdir()
+    def wrapper(name, command):
+        # A script, not a link: MPICH's mpiexec finds its proxy beside the path it was started by.
+        path = bin_dir / name
+        path.write_text("#!/bin/sh\nexec " + shlex.join(command) + ' "$@"\n')
+        path.chmod(0o755)
+
     for name, target in (("h-trace", args.h_trace), ("h-dump", args.h_dump), ("h-merge", args.h_merge),
                          ("h-extrap", args.h_extrap), ("h-replay", args.h_replay), ("mpirun", args.mpirun),
                          ("mpicc", args.mpicc)):
-        (bin_dir / name).symlink_to(os.path.abspath(target))
+        wrapper(name, [os.path.abspath(target)])
+    studies = pathlib.Path(args.source_root).resolve() / "src" / "studies"
     for tool, script in man.STUDIES.items():
-        wrapper = bin_dir / tool
-        studies = pathlib.Path(args.source_root).resolve() / "src" / "studies"
-        wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(studies / script))} "$@"\n')
-        wrapper.chmod(0o755)
+        wrapper(tool, [sys.executable, str(studies / script)])
     work = scratch / "work"
     work.mkdir()
     (work / "tests").symlink_to(pathlib.Path(args.source_root).resolve() / "tests")
