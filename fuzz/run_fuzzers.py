@@ -3,6 +3,7 @@
 time or a number of inputs, and sums up what libFuzzer said (issue 26).
 
     run_fuzzers.py FUZZ_BUILD SEEDS (--seconds S | --runs N) [--work DIR] [--only NAME,...] [--jobs J]
+                   [--parallel P]
 
 FUZZ_BUILD: a build made with -Dfuzz=enabled (its fuzz/fuzz-* executables). SEEDS: a directory of trace
 files (bench/trace_programs.py makes them); each is taken as it is and with its contents stored plain
@@ -10,12 +11,15 @@ files (bench/trace_programs.py makes them); each is taken as it is and with its 
 bytes. Each harness starts from those and its own corpus in WORK/corpus-NAME (kept between runs),
 with a time limit of 1 s and a memory limit of 256 MiB per input; a crash, a timeout, a leak or memory
 beyond the limit writes WORK/NAME-*/ and fails the run. A timeout is run again alone: one that then
-takes under the limit (the machine was busy) is reported, not counted as a failure.
+takes under the limit (the machine was busy) is reported, not counted as a failure. --jobs runs one
+harness in libFuzzer's fork mode on J processes; --parallel runs P harnesses at once instead, each as
+one process, so that every line below keeps libFuzzer's own counts.
 Prints one line per harness (inputs run, coverage: libFuzzer's cov and ft, corpus size, peak memory,
 time) and
 exits non-zero if any harness found a problem.
 """
 import argparse
+import concurrent.futures
 import os
 import pathlib
 import re
@@ -88,6 +92,7 @@ def main():
     parser.add_argument("--work", type=pathlib.Path, default=pathlib.Path("fuzz-work"))
     parser.add_argument("--only", default=",".join(HARNESSES))
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--parallel", type=int, default=1)
     args = parser.parse_args()
     limit = [f"-max_total_time={args.seconds}"] if args.seconds else [f"-runs={args.runs}"]
     seeds = args.work / "seeds"
@@ -97,13 +102,14 @@ def main():
         for name, form in ((trace.name, data), (f"plain-{trace.name}", plain(data))):
             if len(form) <= MAX_LEN:
                 (seeds / name).write_bytes(form)
-    ok = True
-    for harness in args.only.split(","):
-        executable = args.build / "fuzz" / f"fuzz-{harness}"
+    executables = {harness: args.build / "fuzz" / f"fuzz-{harness}" for harness in args.only.split(",")}
+    for executable in executables.values():
         if not executable.exists():
             sys.exit(f"run_fuzzers.py: {executable} is not built")
-        ok = run(harness, executable, seeds, args.work, limit, args.jobs) and ok
-    return 0 if ok else 1
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
+        results = list(pool.map(lambda harness: run(harness, executables[harness], seeds, args.work, limit, args.jobs),
+                                executables))
+    return 0 if all(results) else 1
 
 
 if __name__ == "__main__":

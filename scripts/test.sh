@@ -31,7 +31,7 @@ for flavour in openmpi mpich; do
 done
 # The fuzzing step (issue 26): libFuzzer harnesses over the trace reader and each consumer, built by
 # clang with AddressSanitizer and UBSan, seeded with the shipped programs' traces (made now, never
-# kept), 20 s each; a crash, a hang (1 s) or memory (256 MiB) on one input fails the run.
+# kept), 20 s each, two at a time; a crash, a hang (1 s) or memory (256 MiB) on one input fails the run.
 echo "== fuzzing the trace reader"
 fuzz_build=build-fuzz
 if [ ! -f "$fuzz_build/build.ninja" ]; then
@@ -42,7 +42,7 @@ fuzzing=0
 meson compile -C "$fuzz_build" fuzz-read fuzz-text fuzz-json fuzz-calls fuzz-sequence fuzz-matrix fuzz-schedule &&
   rm -rf "$fuzz_build/work" &&
   python3 bench/trace_programs.py build-openmpi "$fuzz_build/work/traces" --first-only &&
-  python3 fuzz/run_fuzzers.py "$fuzz_build" "$fuzz_build/work/traces" --seconds 20 --work "$fuzz_build/work" ||
+  python3 fuzz/run_fuzzers.py "$fuzz_build" "$fuzz_build/work/traces" --seconds 20 --parallel 2 --work "$fuzz_build/work" ||
   fuzzing=$?
 [ $fuzzing -eq 0 ] || { echo "fuzzing failed"; status=1; }
 python3 - "${logs[@]}" <<'PY'
