@@ -26,6 +26,7 @@ fails, a log is malformed or missing).
 
 import argparse
 import collections
+import functools
 import json
 import pathlib
 import re
@@ -101,14 +102,20 @@ def parse_log_line(line, where):
 def read_call_logs(log_dir, ranks):
     """{rank: [LoggedCall] in the order the rank made them} from DIR/rank.0 .. rank.N-1; every rank
     must have written its log, and no other rank."""
+    return {rank: list(calls) for rank, calls in parsed_call_logs(str(log_dir), ranks).items()}
+
+
+# A check reads the same logs several times, and a flood's are 140,000 lines.
+@functools.lru_cache(maxsize=4)
+def parsed_call_logs(log_dir, ranks):
     log_dir = pathlib.Path(log_dir)
     calls = {}
     for rank in range(ranks):
         path = log_dir / f"rank.{rank}"
         if not path.is_file():
             raise CannotCompare(f"rank {rank} wrote no program log ({path} is missing)")
-        calls[rank] = [parse_log_line(line, f"{path}:{number}")
-                       for number, line in enumerate(path.read_text().splitlines(), start=1)]
+        calls[rank] = tuple(parse_log_line(line, f"{path}:{number}")
+                            for number, line in enumerate(path.read_text().splitlines(), start=1))
     strays = [p.name for p in log_dir.glob("rank.*") if not re.fullmatch(r"rank\.\d+", p.name)
               or int(p.name.split(".")[1]) >= ranks]
     if strays:
