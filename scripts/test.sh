@@ -11,40 +11,73 @@ scripts/install-deps.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 status=0
 logs=()
-for flavour in openmpi mpich; do
-  build=build-$flavour
-  options=(-Dmpi=$flavour)
-  # The Fortran test programs find their modules through Open MPI's compiler wrapper; the simulated
-  # tests (SimGrid) run with the Open MPI build only.
+
+# One MPI library's build of everything. The Fortran test programs find their modules through Open
+# MPI's compiler wrapper; the simulated tests (SimGrid) run with the Open MPI build only.
+build_with() {
+  local flavour=$1 build=build-$1
+  local options=(-Dmpi="$flavour")
   [ "$flavour" = mpich ] && options+=(-Dfortran=disabled -Dsimgrid=disabled)
   if [ -f "$build/build.ninja" ]; then
-    meson configure "$build" "${options[@]}"
+    meson configure "$build" "${options[@]}" || return
   else
-    meson setup "$build" --buildtype=debugoptimized "${options[@]}"
+    meson setup "$build" --buildtype=debugoptimized "${options[@]}" || return
   fi
   meson compile -C "$build"
-  echo "== tests against $flavour"
+}
+
+# The fuzzing step's harnesses (issue 26): over the trace reader and each consumer, built by clang
+# with AddressSanitizer and UBSan.
+fuzz_build=build-fuzz
+build_fuzzers() {
+  if [ ! -f "$fuzz_build/build.ninja" ]; then
+    CC=clang-14 CXX=clang++-14 meson setup "$fuzz_build" --buildtype=debugoptimized -Dmpi=openmpi -Dfuzz=enabled \
+      -Dtests=false -Dsimgrid=disabled -Dfortran=disabled || return
+  fi
+  meson compile -C "$fuzz_build" fuzz-read fuzz-text fuzz-json fuzz-calls fuzz-sequence fuzz-matrix fuzz-schedule
+}
+
+test_with() {
+  local build=build-$1
+  echo "== tests against $1"
   # Four tests at a time on 2 cores: an MPI test waits for its jobs to start and end for about a
   # third of its time, and side by side the suite takes two thirds as long as two at a time.
   meson test -C "$build" --print-errorlogs --num-processes 4 || status=$?
   logs+=("$build/meson-logs/testlog.json")
-done
-# The fuzzing step (issue 26): libFuzzer harnesses over the trace reader and each consumer, built by
-# clang with AddressSanitizer and UBSan, seeded with the shipped programs' traces (made now, never
-# kept), 20 s each, two at a time; a crash, a hang (1 s) or memory (256 MiB) on one input fails the run.
+}
+
+build_with openmpi
+# The MPICH and fuzzing builds run beside the Open MPI tests, at a lower priority, on the CPU time
+# the tests leave while they wait; their output follows the tests'.
+side=$(mktemp -d)
+(
+  set +e  # each step's status is kept, and said after the Open MPI tests
+  renice -n 10 -p "$BASHPID" >/dev/null
+  build_with mpich >"$side/mpich.log" 2>&1
+  echo $? >"$side/mpich.status"
+  build_fuzzers >"$side/fuzz.log" 2>&1
+  echo $? >"$side/fuzz.status"
+) &
+side_builds=$!
+test_with openmpi
+wait "$side_builds" || true
+echo "== the MPICH build"
+cat "$side/mpich.log"
+[ "$(cat "$side/mpich.status")" = 0 ] || { echo "the MPICH build failed"; exit 1; }
+test_with mpich
+
+# The fuzzing step: seeded with the shipped programs' traces (made now, never kept), 20 s each, two
+# at a time; a crash, a hang (1 s) or memory (256 MiB) on one input fails the run.
 echo "== fuzzing the trace reader"
-fuzz_build=build-fuzz
-if [ ! -f "$fuzz_build/build.ninja" ]; then
-  CC=clang-14 CXX=clang++-14 meson setup "$fuzz_build" --buildtype=debugoptimized -Dmpi=openmpi -Dfuzz=enabled \
-    -Dtests=false -Dsimgrid=disabled -Dfortran=disabled
-fi
-fuzzing=0
-meson compile -C "$fuzz_build" fuzz-read fuzz-text fuzz-json fuzz-calls fuzz-sequence fuzz-matrix fuzz-schedule &&
+cat "$side/fuzz.log"
+fuzzing=$(cat "$side/fuzz.status")
+[ "$fuzzing" = 0 ] &&
   rm -rf "$fuzz_build/work" &&
   python3 bench/trace_programs.py build-openmpi "$fuzz_build/work/traces" --first-only &&
   python3 fuzz/run_fuzzers.py "$fuzz_build" "$fuzz_build/work/traces" --seconds 20 --parallel 2 --work "$fuzz_build/work" ||
-  fuzzing=$?
-[ $fuzzing -eq 0 ] || { echo "fuzzing failed"; status=1; }
+  fuzzing=1
+[ "$fuzzing" = 0 ] || { echo "fuzzing failed"; status=1; }
+rm -rf "$side"
 python3 - "${logs[@]}" <<'PY'
 import json, sys
 tests = [(log, json.loads(line)) for log in sys.argv[1:] for line in open(log) if line.strip()]
