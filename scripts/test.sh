@@ -46,31 +46,43 @@ test_with() {
   logs+=("$build/meson-logs/testlog.json")
 }
 
-build_with openmpi
-# The MPICH and fuzzing builds run beside the Open MPI tests, at a lower priority, on the CPU time
-# the tests leave while they wait; their output follows the tests'.
+# Runs a build step in the background at a lower priority, its output and status kept in
+# $side/NAME.log and NAME.status for when it is needed.
 side=$(mktemp -d)
-(
-  set +e  # each step's status is kept, and said after the Open MPI tests
-  renice -n 10 -p "$BASHPID" >/dev/null
-  build_with mpich >"$side/mpich.log" 2>&1
-  echo $? >"$side/mpich.status"
-  build_fuzzers >"$side/fuzz.log" 2>&1
-  echo $? >"$side/fuzz.status"
-) &
-side_builds=$!
+build_aside() {
+  local name=$1
+  shift
+  (
+    set +e
+    renice -n 10 -p "$BASHPID" >/dev/null
+    "$@" >"$side/$name.log" 2>&1
+    echo $? >"$side/$name.status"
+  ) &
+}
+# Waits for it, shows its output and says whether it succeeded.
+built_aside() {
+  wait "$2"
+  echo "== $1 (built beside the tests)"
+  cat "$side/$1.log"
+  [ "$(cat "$side/$1.status")" = 0 ]
+}
+
+build_with openmpi
+# The MPICH and fuzzing builds run beside the Open MPI tests, on the CPU time the tests leave while
+# they wait.
+build_aside mpich build_with mpich
+mpich_build=$!
+build_aside fuzzers build_fuzzers
+fuzz_build_job=$!
 test_with openmpi
-wait "$side_builds" || true
-echo "== the MPICH build"
-cat "$side/mpich.log"
-[ "$(cat "$side/mpich.status")" = 0 ] || { echo "the MPICH build failed"; exit 1; }
+built_aside mpich "$mpich_build" || { echo "the MPICH build failed"; exit 1; }
 test_with mpich
 
 # The fuzzing step: seeded with the shipped programs' traces (made now, never kept), 20 s each, two
 # at a time; a crash, a hang (1 s) or memory (256 MiB) on one input fails the run.
+fuzzing=0
+built_aside fuzzers "$fuzz_build_job" || fuzzing=1
 echo "== fuzzing the trace reader"
-cat "$side/fuzz.log"
-fuzzing=$(cat "$side/fuzz.status")
 [ "$fuzzing" = 0 ] &&
   rm -rf "$fuzz_build/work" &&
   python3 bench/trace_programs.py build-openmpi "$fuzz_build/work/traces" --first-only &&
