@@ -475,6 +475,38 @@ int buffer_blocks(MPI_Comm c, const ScheduledCall& call)
     return std::max({size, static_cast<int>(call.send_counts.size()), static_cast<int>(call.recv_counts.size())});
 }
 
+// The bytes a collective's send and receive buffers must hold at this rank. A block per rank only
+// where the rank sends or receives one per rank (a root's gather or scatter, all-to-all, the v
+// forms' counts); one block for a reduction or broadcast, and for a gather's or scatter's other
+// ranks. Under SimGrid every rank's buffers are in one process: a block per rank at every rank of a
+// 4,096-rank gather of 2 KB blocks is 64 GB.
+struct BufferSizes {
+    int64_t send;
+    int64_t recv;
+};
+
+BufferSizes collective_buffer_sizes(Op op, MPI_Comm c, int blocks, int root, const ScheduledCall& call)
+{
+    const int64_t block = std::max(call.bytes, call.recv_bytes);
+    int rank = -1;
+    int inter = 0;
+    PMPI_Comm_test_inter(c, &inter);
+    if (!inter) PMPI_Comm_rank(c, &rank);
+    const bool at_root = root == MPI_ROOT || (!inter && root == rank);
+    if (is_one_of(op, {Op::Barrier, Op::Ibarrier})) return {0, 0};
+    if (is_one_of(op, {Op::Bcast, Op::Ibcast, Op::Reduce, Op::Ireduce, Op::Allreduce, Op::Iallreduce, Op::Scan,
+                       Op::Iscan, Op::Exscan, Op::Iexscan})) {
+        return {block, block};
+    }
+    if (is_one_of(op, {Op::Gather, Op::Igather})) return {block, at_root ? blocks * block : block};
+    if (is_one_of(op, {Op::Scatter, Op::Iscatter})) return {at_root ? blocks * block : block, block};
+    // The rest as before: whichever of the call's sizes is largest, for every rank.
+    return {std::max<int64_t>({call.bytes, sum(call.send_counts), int64_t(blocks) * call.bytes,
+                               int64_t(blocks) * call.recv_bytes}),
+            std::max<int64_t>({call.recv_bytes, call.bytes, sum(call.recv_counts), int64_t(blocks) * call.recv_bytes,
+                               int64_t(blocks) * call.bytes})};
+}
+
 void to_ints(const std::vector<int64_t>& from, std::vector<int>& counts, std::vector<int>& displacements)
 {
     counts.resize(from.size());
@@ -504,10 +536,9 @@ void Executor::collective(const ScheduledCall& call)
     MPI_Request* request = call.request != 0 ? collective_request(call) : nullptr;
     to_ints(call.send_counts, counts_, displacements_);
     to_ints(call.recv_counts, recv_counts_, recv_displacements_);
-    char* send = send_.at_least(std::max<int64_t>({call.bytes, sum(call.send_counts), int64_t(size) * call.bytes,
-                                                   int64_t(size) * call.recv_bytes}));
-    char* recv = receive_.at_least(std::max<int64_t>({call.recv_bytes, call.bytes, sum(call.recv_counts),
-                                                      int64_t(size) * call.recv_bytes, int64_t(size) * call.bytes}));
+    const BufferSizes sizes = collective_buffer_sizes(call.op, c, size, root, call);
+    char* send = send_.at_least(sizes.send);
+    char* recv = receive_.at_least(sizes.recv);
     types_.assign(static_cast<size_t>(size), MPI_BYTE);
     const CollectiveArgs a{.c = c,
                            .send = send,
