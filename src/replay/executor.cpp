@@ -492,7 +492,8 @@ BufferSizes collective_buffer_sizes(Op op, MPI_Comm c, int blocks, int root, con
     int inter = 0;
     PMPI_Comm_test_inter(c, &inter);
     if (!inter) PMPI_Comm_rank(c, &rank);
-    const bool at_root = root == MPI_ROOT || (!inter && root == rank);
+    // SMPI's MPI_ROOT is 0, a rank like any other: only an intercommunicator's root gives it.
+    const bool at_root = inter ? root == MPI_ROOT : root == rank;
     if (is_one_of(op, {Op::Barrier, Op::Ibarrier})) return {0, 0};
     if (is_one_of(op, {Op::Bcast, Op::Ibcast, Op::Reduce, Op::Ireduce, Op::Allreduce, Op::Iallreduce, Op::Scan,
                        Op::Iscan, Op::Exscan, Op::Iexscan})) {
