@@ -20,7 +20,7 @@ import tempfile
 
 from check_calls import CannotCompare
 from check_precision import Value, parse_rank_list_text
-from mpi_launch import mpirun_command, run_job
+from mpi_launch import launcher_lost_a_finalized_rank, mpirun_command, run_job
 
 
 def dump(h_dump, trace):
@@ -131,9 +131,13 @@ def main():
         traces = {}
         for ranks in counts:
             traces[ranks] = scratch / f"trace-{ranks}.h"
-            status, _, stderr = run_job(mpirun_command(args.mpirun, ranks, [args.h_trace] + args.program),
-                                        {"HTRACE_FILE": str(traces[ranks]), "MERGE_PRECISION": args.precision},
-                                        scratch, args.timeout)
+            for _ in range(3):
+                status, _, stderr = run_job(mpirun_command(args.mpirun, ranks, [args.h_trace] + args.program),
+                                            {"HTRACE_FILE": str(traces[ranks]), "MERGE_PRECISION": args.precision},
+                                            scratch, args.timeout)
+                if not launcher_lost_a_finalized_rank(status, stderr):
+                    break
+                print(f"the traced run at {ranks} ranks: mpirun lost a finalized rank (Open MPI); run again")
             if status != 0:
                 print(f"FAIL: the traced run at {ranks} ranks exited {status}:\n{stderr}")
                 return 1

@@ -56,6 +56,13 @@ def run_job(command, extra_env, cwd, timeout, timed_out=RuntimeError):
     return process.returncode, stdout, stderr
 
 
+def launcher_lost_a_finalized_rank(status, stderr):
+    """Whether mpirun failed only because Open MPI 4.1's launcher, under heavy load and at tens of ranks
+    and more, lost track of a rank that had finalized: it reports one "with PID 0" as "exiting
+    improperly". The job itself ran to its end; it is worth running again."""
+    return status != 0 and "with PID 0" in stderr and "exiting improperly" in stderr
+
+
 def program_output(stdout):
     """The lines the program printed, without mpirun's diagnostics."""
     return [line for line in stdout.splitlines() if not MPIRUN_LINE.match(line)]
