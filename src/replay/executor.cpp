@@ -485,22 +485,28 @@ struct BufferSizes {
     int64_t recv;
 };
 
+// Whether this rank is a rooted collective's root. SMPI's MPI_ROOT is 0, a rank like any other: only
+// an intercommunicator's root gives it.
+bool is_root(MPI_Comm c, int root)
+{
+    int inter = 0;
+    PMPI_Comm_test_inter(c, &inter);
+    if (inter) return root == MPI_ROOT;
+    int rank = -1;
+    PMPI_Comm_rank(c, &rank);
+    return root == rank;
+}
+
 BufferSizes collective_buffer_sizes(Op op, MPI_Comm c, int blocks, int root, const ScheduledCall& call)
 {
     const int64_t block = std::max(call.bytes, call.recv_bytes);
-    int rank = -1;
-    int inter = 0;
-    PMPI_Comm_test_inter(c, &inter);
-    if (!inter) PMPI_Comm_rank(c, &rank);
-    // SMPI's MPI_ROOT is 0, a rank like any other: only an intercommunicator's root gives it.
-    const bool at_root = inter ? root == MPI_ROOT : root == rank;
     if (is_one_of(op, {Op::Barrier, Op::Ibarrier})) return {0, 0};
     if (is_one_of(op, {Op::Bcast, Op::Ibcast, Op::Reduce, Op::Ireduce, Op::Allreduce, Op::Iallreduce, Op::Scan,
                        Op::Iscan, Op::Exscan, Op::Iexscan})) {
         return {block, block};
     }
-    if (is_one_of(op, {Op::Gather, Op::Igather})) return {block, at_root ? blocks * block : block};
-    if (is_one_of(op, {Op::Scatter, Op::Iscatter})) return {at_root ? blocks * block : block, block};
+    if (is_one_of(op, {Op::Gather, Op::Igather})) return {block, is_root(c, root) ? blocks * block : block};
+    if (is_one_of(op, {Op::Scatter, Op::Iscatter})) return {is_root(c, root) ? blocks * block : block, block};
     // The rest as before: whichever of the call's sizes is largest, for every rank.
     return {std::max<int64_t>({call.bytes, sum(call.send_counts), int64_t(blocks) * call.bytes,
                                int64_t(blocks) * call.recv_bytes}),
