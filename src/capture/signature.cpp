@@ -78,25 +78,40 @@ struct OwnModule {
     }
 };
 
-// A frame's address as (module name, offset in the module): the same in every process.
-uint64_t relative_frame(uintptr_t address)
+// The loaded object holding `address`, and where it starts (dladdr's dli_fbase).
+struct LoadedModule {
+    const link_map* map = nullptr;
+    uintptr_t start = 0;
+};
+
+LoadedModule module_of(uintptr_t address)
 {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
     // glibc's own lookup for unwinders: a search of the loaded objects' ranges, where dladdr also
     // searches the object's symbols (microseconds for an address in libc, which shallow programs'
-    // paths reach). The same start and name as dladdr gives, so the same signatures.
+    // paths reach, and a microsecond in a Fortran program's own code).
     dl_find_object found{};
-    if (_dl_find_object(reinterpret_cast<void*>(address), &found) != 0 || found.dlfo_link_map == nullptr) {
-        return mix64(address);
-    }
-    const char* name = found.dlfo_link_map->l_name;
-    if (name == nullptr || name[0] == '\0') name = program_invocation_name;  // the executable, as dladdr names it
-    return module_frame(name ? name : "", address, reinterpret_cast<uintptr_t>(found.dlfo_map_start));
+    if (_dl_find_object(reinterpret_cast<void*>(address), &found) != 0) return {};
+    return {found.dlfo_link_map, reinterpret_cast<uintptr_t>(found.dlfo_map_start)};
 #else
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(address), &info) == 0 || info.dli_fbase == nullptr) return mix64(address);
-    return module_frame(info.dli_fname ? info.dli_fname : "", address, reinterpret_cast<uintptr_t>(info.dli_fbase));
+    link_map* map = nullptr;
+    if (dladdr1(reinterpret_cast<void*>(address), &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0) {
+        return {};
+    }
+    return {map, reinterpret_cast<uintptr_t>(info.dli_fbase)};
 #endif
+}
+
+// A frame's address as (module name, offset in the module): the same in every process. The
+// executable's link map has no name; dladdr names it by program_invocation_name, and so do we.
+uint64_t relative_frame(uintptr_t address)
+{
+    const LoadedModule module = module_of(address);
+    if (module.map == nullptr || module.start == 0) return mix64(address);
+    const char* name = module.map->l_name;
+    if (name == nullptr || name[0] == '\0') name = program_invocation_name;
+    return module_frame(name ? name : "", address, module.start);
 }
 
 struct Frame {
@@ -446,12 +461,8 @@ void remember_location(uint64_t signature, const std::vector<Frame>& frames)
     }
     // The call instruction, just before the return address; in the module's own addresses.
     const uintptr_t call = frames[0].ip - 1;
-    Dl_info info{};
-    link_map* map = nullptr;
-    if (dladdr1(reinterpret_cast<void*>(call), &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 ||
-        map == nullptr) {
-        return;
-    }
+    const link_map* map = module_of(call).map;
+    if (map == nullptr) return;
     SiteLocation location;
     location.module = map->l_name && map->l_name[0] != '\0' ? std::string(map->l_name) : executable_path();
     location.address = call - map->l_addr;
