@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "call_log_mpi.h"
+#include "logged_start.h"
 
 /* Busy until `seconds` after `from` on MPI_Wtime's clock: a wall-clock time, whatever else runs. */
 static double compute_until(double from, double seconds)
@@ -27,17 +27,7 @@ static double compute_until(double from, double seconds)
 int main(int argc, char **argv)
 {
     int rank, size;
-    /* Not logged_start(): its log opens between MPI_Comm_rank and MPI_Comm_size, a computation the
-     * trace counts and no compute_us= would. Here the log opens after both, inside the first
-     * MPI_Allreduce's compute_us= (on a loaded machine an open took 37 ms). */
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    double returned = MPI_Wtime(); /* the previous MPI call's return */
-    call_log_open(rank);
-    log_call("MPI_Init", 0);
-    log_call("MPI_Comm_rank", 0);
-    log_call("MPI_Comm_size", 0);
+    double returned = logged_start(&argc, &argv, &rank, &size); /* the previous MPI call's return */
 
     const int iterations = argc > 1 ? atoi(argv[1]) : 12;
     const double slow = (argc > 2 ? atof(argv[2]) : 10) * 1e-3;
