@@ -6,6 +6,7 @@
 #include "capture/early_end.hpp"
 #include "capture/job_summary.hpp"
 #include "capture/file_view.hpp"
+#include "capture/own_code.hpp"
 #include "capture/fortran.hpp"
 #include "capture/posix_files.hpp"
 #include "capture/python_frames.hpp"
@@ -533,6 +534,7 @@ HTRACE_COLD void Tracer::start(double entered)
     // Under SimGrid every simulated rank is a context of one process, and SimGrid reports a crash
     // itself: a writer thread and signal handlers per rank would only get in each other's way.
     if (kSimulatedRun) return;
+    map_own_code();
     // SIGTERM and SIGINT go to every rank: rank 0 alone says so. A crash is the rank's own.
     EarlyEndHooks hooks;
     hooks.write_part = [this](const std::string& reason) { write_part(reason); };
