@@ -10,7 +10,7 @@
 // clock (median 1.1 us, 90th percentile 16 us at the first MPI_Allreduce of a 4-rank job; 20 ms once
 // a rank was preempted there on a loaded machine), and the trace would count them as the
 // application's computation. Reading each page maps it (90th percentile 1.4 us after); a single
-// madvise(MADV_POPULATE_READ) did not shorten that first call. It costs 0.2-0.9 ms per rank, in
+// madvise(MADV_POPULATE_READ) did not shorten that first call. It costs 0.35-0.9 ms per rank, in
 // MPI_Init, which takes far longer.
 
 namespace htrace::capture {
