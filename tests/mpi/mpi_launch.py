@@ -39,7 +39,13 @@ def run_job(command, extra_env, cwd, timeout, timed_out=RuntimeError):
     env.update(extra_env)
     print("$", *(f"{name}={shlex.quote(value)}" for name, value in extra_env.items()), shlex.join(command),
           flush=True)
-    # A session of its own, so a hung job can be killed as a whole, ranks included.
+    return run_session(command, env, cwd, timeout, timed_out)
+
+
+def run_session(command, env, cwd, timeout, timed_out=RuntimeError):
+    """Runs `command` with exactly `env`, in a session of its own, so that a hung job can be killed as
+    a whole, ranks (or SimGrid's process) included; returns (exit status, stdout, stderr). Raises
+    `timed_out` after `timeout` seconds, once nothing of the session is left running."""
     process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)
     try:
