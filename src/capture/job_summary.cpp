@@ -41,9 +41,27 @@ struct Subtree {
     }
 };
 
-constexpr size_t kRankSpreads = 5;
+void put_spread(std::vector<uint8_t>& out, const RankSpread& s)
+{
+    for (const double value : {s.min, s.mean, s.max}) put_u64(out, std::bit_cast<uint64_t>(value));
+    put_u64(out, static_cast<uint64_t>(s.min_rank));
+    put_u64(out, static_cast<uint64_t>(s.max_rank));
+}
 
-std::array<RankSpread*, kRankSpreads> spreads_of(RankTimes& t) { return {&t.computation, &t.mpi, &t.io, &t.mpi_share, &t.io_share}; }
+bool read_spread(ByteReader& in, RankSpread& s)
+{
+    for (double* value : {&s.min, &s.mean, &s.max}) {
+        const auto bits = in.u64();
+        if (!bits) return false;
+        *value = std::bit_cast<double>(*bits);
+    }
+    const auto min_rank = in.u64();
+    const auto max_rank = in.u64();
+    if (!min_rank || !max_rank) return false;
+    s.min_rank = static_cast<Rank>(*min_rank);
+    s.max_rank = static_cast<Rank>(*max_rank);
+    return true;
+}
 
 // As it travels: the census's bytes, the slowest time, the cancels flag, the counts, the topologies,
 // the ranks and their times, if every rank measured them, and the call sites' locations
@@ -66,12 +84,9 @@ std::vector<uint8_t> encode(const Subtree& summary)
     put_u64(out, summary.ranks);
     put_u8(out, summary.rank_times ? 1 : 0);
     if (summary.rank_times) {
-        RankTimes times = *summary.rank_times;
-        for (const RankSpread* s : spreads_of(times)) {
-            for (const double value : {s->min, s->mean, s->max}) put_u64(out, std::bit_cast<uint64_t>(value));
-            put_u64(out, static_cast<uint64_t>(s->min_rank));
-            put_u64(out, static_cast<uint64_t>(s->max_rank));
-        }
+        for (const RankSpreadField& field : kRankSpreadFields) put_spread(out, (*summary.rank_times).*field.member);
+        put_u8(out, summary.rank_times->tracer ? 1 : 0);
+        if (summary.rank_times->tracer) put_spread(out, *summary.rank_times->tracer);
     }
     put_u64(out, summary.locations.size());
     for (const auto& [signature, location] : summary.locations) {
@@ -85,17 +100,14 @@ std::vector<uint8_t> encode(const Subtree& summary)
 std::optional<RankTimes> decode_rank_times(ByteReader& in)
 {
     RankTimes times;
-    for (RankSpread* s : spreads_of(times)) {
-        for (double* value : {&s->min, &s->mean, &s->max}) {
-            const auto bits = in.u64();
-            if (!bits) return std::nullopt;
-            *value = std::bit_cast<double>(*bits);
-        }
-        const auto min_rank = in.u64();
-        const auto max_rank = in.u64();
-        if (!min_rank || !max_rank) return std::nullopt;
-        s->min_rank = static_cast<Rank>(*min_rank);
-        s->max_rank = static_cast<Rank>(*max_rank);
+    for (const RankSpreadField& field : kRankSpreadFields) {
+        if (!read_spread(in, times.*field.member)) return std::nullopt;
+    }
+    const auto has_tracer = in.u8();
+    if (!has_tracer) return std::nullopt;
+    if (*has_tracer) {
+        times.tracer.emplace();
+        if (!read_spread(in, *times.tracer)) return std::nullopt;
     }
     return times;
 }

@@ -262,6 +262,9 @@ private:
     double calibration_ticks_ = 0;  // read together with calibration_seconds_
     double calibration_seconds_ = 0;
     double last_exit_ = 0;  // ticks
+    // From each call's return to last_exit_, summed after MPI_Init: in neither the computation nor the
+    // call, so the rank times report it apart (RankTimes::tracer).
+    double recording_ticks_ = 0;
     bool threads_ = false;  // the application may call MPI from several threads at once
     int64_t threads_seen_ = 0;  // threads other than the one that started MPI that called it
     void mark_thread(RecordedCall& call);
@@ -568,6 +571,7 @@ HTRACE_COLD void Tracer::write_part(const std::string& reason)
 {
     Trace part;
     double traced_ticks = 0;
+    double recording_ticks = 0;
     {
         std::lock_guard lock(mutex_);
         ClosedGate closed(gate_);
@@ -582,6 +586,7 @@ HTRACE_COLD void Tracer::write_part(const std::string& reason)
         part.header.topologies = topologies_;
         part.header.stops.push_back({world_rank_, calls_, reason});
         traced_ticks = now_ticks() - started_;
+        recording_ticks = recording_ticks_;
     }
     const double per_tick = seconds_per_tick();
     finish_events(part.body, RankList(world_rank_), per_tick);
@@ -592,7 +597,7 @@ HTRACE_COLD void Tracer::write_part(const std::string& reason)
     part.header.command_line = command_line();
     part.header.start_time = start_time_;
     part.header.traced_seconds = traced_ticks * per_tick;
-    part.header.rank_times = own_rank_times(part.body, world_rank_);
+    part.header.rank_times = own_rank_times(part.body, world_rank_, recording_ticks * per_tick);
     part.locations = site_locations();
     part.header.run_id = run_id_;
     part.header.host = host_;
@@ -688,7 +693,9 @@ HTRACE_INLINE void Tracer::record(Op op, const CallArgs& args, int rc, double en
         const auto index = static_cast<size_t>(op) - static_cast<size_t>(Op::first_opaque);
         if (index < opaque_calls_.size()) ++opaque_calls_[index];
     }
-    last_exit_ = now_ticks();
+    const double exit = now_ticks();
+    if (op != Op::Init && op != Op::Init_thread) recording_ticks_ += exit - returned;
+    last_exit_ = exit;
 }
 
 namespace {
@@ -742,7 +749,7 @@ HTRACE_COLD RankSummary Tracer::rank_summary(const Sequence& mine, double traced
     summary.counts.push_back(calls_);
     summary.file_names = file_names_;
     summary.topologies = topologies_;
-    summary.rank_times = own_rank_times(mine, world_rank_);
+    summary.rank_times = own_rank_times(mine, world_rank_, recording_ticks_ * seconds_per_tick());
     summary.locations = site_locations();
     return summary;
 }

@@ -677,6 +677,12 @@ def profile_section(profile):
                      f'time: least {times["mpi_share"]["min"]:.1%} (rank {times["mpi_share"]["min_rank"]}), mean '
                      f'{times["mpi_share"]["mean"]:.1%}, most {times["mpi_share"]["max"]:.1%} '
                      f'(rank {times["mpi_share"]["max_rank"]}).</p>')
+        tracer = times.get("tracer")
+        if tracer is not None:  # format 21
+            parts.append(f'<p class="note">The tracer itself, recording the calls, took the least '
+                         f'{tracer["min"]:.3g} s (rank {tracer["min_rank"]}), a mean of {tracer["mean"]:.3g} s and '
+                         f'the most {tracer["max"]:.3g} s (rank {tracer["max_rank"]}): none of the times above '
+                         f'include it.</p>')
         parts.append("<figure>" + svg_charts.bar_chart("Time per rank", labels, values, unit="seconds",
                                                        css_class="bar-chart rank-times-chart") + "</figure>")
     timed = [site for site in profile["sites"] if site["seconds"] is not None]

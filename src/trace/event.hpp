@@ -281,13 +281,16 @@ struct RankSpread {
 // Format 19: where each rank's time from MPI_Init's return to MPI_Finalize's call went, as the tracer measured it on
 // every rank, each over all ranks: seconds computing between calls, inside MPI calls other than I/O,
 // inside I/O calls (MPI-IO and POSIX); and the shares of the rank's own time (the sum of its three)
-// inside MPI and inside I/O calls.
+// inside MPI and inside I/O calls. Format 21 adds the seconds the tracer spent recording the calls,
+// from each call's return to the wrapper handing it back, which the other three leave out (absent in
+// older files): a program's timers around a call see it, the trace's time inside the call does not.
 struct RankTimes {
     RankSpread computation;
     RankSpread mpi;
     RankSpread io;
     RankSpread mpi_share;
     RankSpread io_share;
+    std::optional<RankSpread> tracer;
     bool operator==(const RankTimes&) const = default;
 };
 

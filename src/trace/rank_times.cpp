@@ -7,7 +7,16 @@ RankSpread alone(double value, Rank rank) { return {value, rank, value, value, r
 
 }  // namespace
 
-std::optional<RankTimes> own_rank_times(const Sequence& own, Rank rank)
+std::vector<std::pair<const char*, const RankSpread*>> named_spreads(const RankTimes& times,
+                                                                     const char* RankSpreadField::*name)
+{
+    std::vector<std::pair<const char*, const RankSpread*>> out;
+    for (const RankSpreadField& field : kRankSpreadFields) out.emplace_back(field.*name, &(times.*field.member));
+    if (times.tracer) out.emplace_back(kTracerSpreadField.*name, &*times.tracer);
+    return out;
+}
+
+std::optional<RankTimes> own_rank_times(const Sequence& own, Rank rank, double tracer_seconds)
 {
     double computation = 0, mpi = 0, io = 0;
     bool measured = true;
@@ -27,6 +36,7 @@ std::optional<RankTimes> own_rank_times(const Sequence& own, Rank rank)
     out.io = alone(io, rank);
     out.mpi_share = alone(whole > 0 ? mpi / whole : 0, rank);
     out.io_share = alone(whole > 0 ? io / whole : 0, rank);
+    out.tracer = alone(tracer_seconds, rank);
     return out;
 }
 
@@ -48,12 +58,13 @@ RankSpread combine(const RankSpread& a, uint64_t a_ranks, const RankSpread& b, u
 
 RankTimes combine(const RankTimes& a, uint64_t a_ranks, const RankTimes& b, uint64_t b_ranks)
 {
+    if (a_ranks == 0) return b;
+    if (b_ranks == 0) return a;
     RankTimes out;
-    out.computation = combine(a.computation, a_ranks, b.computation, b_ranks);
-    out.mpi = combine(a.mpi, a_ranks, b.mpi, b_ranks);
-    out.io = combine(a.io, a_ranks, b.io, b_ranks);
-    out.mpi_share = combine(a.mpi_share, a_ranks, b.mpi_share, b_ranks);
-    out.io_share = combine(a.io_share, a_ranks, b.io_share, b_ranks);
+    for (const RankSpreadField& field : kRankSpreadFields) {
+        out.*field.member = combine(a.*field.member, a_ranks, b.*field.member, b_ranks);
+    }
+    if (a.tracer && b.tracer) out.tracer = combine(*a.tracer, a_ranks, *b.tracer, b_ranks);
     return out;
 }
 

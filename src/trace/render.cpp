@@ -1,6 +1,7 @@
 #include "trace/render.hpp"
 
 #include "trace/completion_set.hpp"
+#include "trace/rank_times.hpp"
 #include "trace/walk.hpp"
 
 #include <algorithm>
@@ -82,25 +83,17 @@ std::string render_times(const Event& e)
     return out;
 }
 
-// TraceHeader::rank_times by the names h-dump gives them.
-std::array<std::pair<const char*, const RankSpread*>, 5> rank_spreads(const RankTimes& t)
-{
-    return {{{"computation", &t.computation},
-             {"mpi", &t.mpi},
-             {"io", &t.io},
-             {"mpi_share", &t.mpi_share},
-             {"io_share", &t.io_share}}};
-}
-
 std::string json_rank_times(const std::optional<RankTimes>& times)
 {
     if (!times) return "null";
     std::string out = "{";
-    for (const auto& [name, spread] : rank_spreads(*times)) {
+    for (const auto& [name, spread] : named_spreads(*times, &RankSpreadField::key)) {
         out += std::string(out.size() > 1 ? ", " : "") + "\"" + name + "\": {\"min\": " + format_double(spread->min) +
                ", \"min_rank\": " + std::to_string(spread->min_rank) + ", \"mean\": " + format_double(spread->mean) +
                ", \"max\": " + format_double(spread->max) + ", \"max_rank\": " + std::to_string(spread->max_rank) + "}";
     }
+    // Older than format 21: the tracer's time is unknown, not none.
+    if (!times->tracer) out += std::string(", \"") + kTracerSpreadField.key + "\": null";
     return out + "}";
 }
 
@@ -327,7 +320,7 @@ void render_text(std::ostream& out, const Trace& trace)
     }
     for (const std::string& line : h.extrapolation) out << "extrapolated " << line << "\n";  // format 17
     if (h.rank_times) {  // format 19
-        for (const auto& [name, spread] : rank_spreads(*h.rank_times)) {
+        for (const auto& [name, spread] : named_spreads(*h.rank_times, &RankSpreadField::key)) {
             out << "rank_times " << name << " min=" << format_double(spread->min) << "@" << spread->min_rank
                 << " mean=" << format_double(spread->mean) << " max=" << format_double(spread->max) << "@"
                 << spread->max_rank << "\n";
@@ -951,6 +944,8 @@ RenderError render_profile(std::ostream& out, const Trace& trace, size_t top, ui
             << rank_time_line("computation", t.computation, false) << rank_time_line("in MPI", t.mpi, false)
             << rank_time_line("in I/O", t.io, false) << rank_time_line("share in MPI", t.mpi_share, true)
             << rank_time_line("share in I/O", t.io_share, true);
+        // Format 21: what the tracer itself took, in none of the above (the shares leave it out).
+        if (t.tracer) out << rank_time_line("in the tracer", *t.tracer, false);
         // As mpiP has it: how much the most loaded rank's time in MPI exceeds the mean's.
         if (t.mpi.max > 0) {
             out << "imbalance in MPI: the most is " << percent((t.mpi.max - t.mpi.mean) / t.mpi.max)

@@ -1,6 +1,7 @@
 #include "trace/trace_check.hpp"
 
 #include "trace/limits.hpp"
+#include "trace/rank_times.hpp"
 #include "trace/render.hpp"
 #include "trace/topology.hpp"
 #include "trace/utf8.hpp"
@@ -361,10 +362,7 @@ constexpr double kMostShare = 1.001;
 
 std::string rank_times_problem(const RankTimes& times, int32_t ranks)
 {
-    const std::pair<const char*, const RankSpread*> spreads[] = {
-        {"computation", &times.computation}, {"time in MPI", &times.mpi}, {"time in I/O", &times.io},
-        {"share in MPI", &times.mpi_share},  {"share in I/O", &times.io_share}};
-    for (const auto& [name, spread] : spreads) {
+    for (const auto& [name, spread] : named_spreads(times, &RankSpreadField::label)) {
         const std::string which = std::string("the ranks' ") + name;
         if (spread->min_rank < 0 || spread->min_rank >= ranks || spread->max_rank < 0 || spread->max_rank >= ranks) {
             return which + " names a rank not of the trace";

@@ -2,6 +2,7 @@
 
 #include "trace/completion_set.hpp"
 #include "trace/limits.hpp"
+#include "trace/rank_times.hpp"
 #include "trace/time_code.hpp"
 #include "trace/trace_check.hpp"
 
@@ -606,13 +607,6 @@ private:
     std::vector<Op> opaque_order_;
 };
 
-// The spreads of TraceHeader::rank_times in the file's order.
-template <class Times>
-auto rank_spreads(Times& t)
-{
-    return std::array{&t.computation, &t.mpi, &t.io, &t.mpi_share, &t.io_share};
-}
-
 // A time (or a share) as a 16-bit code of time_code's mean; the least rounded down, the most up,
 // so that they stay bounds.
 void write_time_code(Encoder& out, double seconds, time_code::Rounding rounding)
@@ -662,9 +656,11 @@ void write_header(Encoder& out, const TraceHeader& h)
     }
     out.unsigned_int(h.extrapolation.size());
     for (const std::string& line : h.extrapolation) out.text(line);
-    out.byte(h.rank_times ? 1 : 0);
+    // 0: no times; 1: the five spreads; 2: and the tracer's after them (format 21).
+    out.byte(!h.rank_times ? 0 : h.rank_times->tracer ? 2 : 1);
     if (h.rank_times) {
-        for (const RankSpread* spread : rank_spreads(*h.rank_times)) write_spread(out, *spread);
+        for (const RankSpreadField& field : kRankSpreadFields) write_spread(out, (*h.rank_times).*field.member);
+        if (h.rank_times->tracer) write_spread(out, *h.rank_times->tracer);
     }
 }
 
@@ -1320,9 +1316,11 @@ TraceHeader read_header(Decoder& in, uint64_t version)
     const uint64_t lines = in.unsigned_int();
     for (uint64_t i = 0; i < lines && in.ok(); ++i) h.extrapolation.push_back(in.text());
     if (version < 19) return h;
-    if (in.byte() == 0) return h;
+    const uint8_t presence = in.byte();
+    if (presence == 0) return h;
     RankTimes times;
-    for (RankSpread* spread : rank_spreads(times)) *spread = read_spread(in);
+    for (const RankSpreadField& field : kRankSpreadFields) times.*field.member = read_spread(in);
+    if (version >= 21 && presence >= 2) times.tracer = read_spread(in);
     h.rank_times = times;
     return h;
 }

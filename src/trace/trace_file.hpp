@@ -32,8 +32,9 @@ namespace htrace {
 // the time inside each event's calls (Event::in_call, absent in older files), and the minimum,
 // maximum and deviation of both times as logarithmic codes (trace/time_code.hpp); 19: where each rank's
 // time went, spread over the ranks (TraceHeader::rank_times); 20: where each call site is in the
-// program's code, after the body (Trace::locations).
-inline constexpr uint32_t kTraceFormatVersion = 20;
+// program's code, after the body (Trace::locations); 21: the seconds the tracer spent recording,
+// spread over the ranks, after the other rank times (RankTimes::tracer).
+inline constexpr uint32_t kTraceFormatVersion = 21;
 inline constexpr uint32_t kOldestReadableFormatVersion = 6;
 
 // `compress`: false writes the contents as they are (what the encoding alone costs).

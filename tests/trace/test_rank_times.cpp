@@ -32,7 +32,7 @@ Sequence own_calls(double compute, double in_send, double in_write, int64_t loop
 
 TEST_CASE("a rank's times add its computation, its time in MPI and in I/O, from MPI_Init's return to MPI_Finalize")
 {
-    const auto times = own_rank_times(own_calls(0.01, 0.002, 0.003, 10), 4);
+    const auto times = own_rank_times(own_calls(0.01, 0.002, 0.003, 10), 4, 0.0007);
     REQUIRE(times.has_value());
     CHECK(times->computation.min == doctest::Approx(0.11));  // 10 before the sends, 1 before MPI_Finalize
     CHECK(times->mpi.mean == doctest::Approx(0.02));
@@ -41,13 +41,16 @@ TEST_CASE("a rank's times add its computation, its time in MPI and in I/O, from 
     CHECK(times->io_share.mean == doctest::Approx(0.03 / 0.16));
     CHECK(times->mpi.min_rank == 4);
     CHECK(times->io_share.max_rank == 4);
+    REQUIRE(times->tracer.has_value());  // kept apart: the shares above leave it out
+    CHECK(times->tracer->mean == 0.0007);
+    CHECK(times->tracer->max_rank == 4);
 }
 
 TEST_CASE("a rank with a call whose time inside was not measured has no times")
 {
     Sequence calls = own_calls(0.01, 0.002, 0.003, 10);
     calls.at(1).loop().body.at(0).event().in_call = {};
-    CHECK_FALSE(own_rank_times(calls, 0).has_value());
+    CHECK_FALSE(own_rank_times(calls, 0, 0).has_value());
 }
 
 TEST_CASE("ranks' times combine into the least, the mean over ranks and the most, whatever the order")
@@ -63,4 +66,19 @@ TEST_CASE("ranks' times combine into the least, the mean over ranks and the most
     CHECK(left.max_rank == 7);
     CHECK(left.mean == doctest::Approx((1.5 * 2 + 1.0 + 4.0) / 4));
     CHECK_FALSE(combine(std::optional<RankTimes>{}, 1, std::optional<RankTimes>{RankTimes{}}, 1).has_value());
+}
+
+TEST_CASE("the tracer's time combines where both sides have it, and is unknown where one lacks it")
+{
+    RankTimes rank_2;
+    rank_2.tracer = RankSpread{0.5, 2, 0.5, 0.5, 2};
+    RankTimes rank_6;
+    rank_6.tracer = RankSpread{0.25, 6, 0.25, 0.25, 6};
+    const RankTimes both = combine(rank_2, 1, rank_6, 1);
+    REQUIRE(both.tracer.has_value());
+    CHECK(both.tracer->min_rank == 6);
+    CHECK(both.tracer->max_rank == 2);
+    CHECK(both.tracer->mean == doctest::Approx(0.375));
+    CHECK_FALSE(combine(rank_2, 1, RankTimes{}, 1).tracer.has_value());  // a part from before format 21
+    CHECK(combine(RankTimes{}, 0, rank_6, 1).tracer == rank_6.tracer);  // an empty subtree adds nothing
 }

@@ -395,4 +395,7 @@ TEST_CASE("where the ranks' time went is checked: ranks of the trace, a mean bet
     t.header.rank_times->io = {};
     t.header.rank_times->io_share = {0.5, 1, 1.5, 2.0, 2};
     CHECK(contains(refusal(t), "a rank's share of its time is above 1"));
+    t.header.rank_times->io_share = {};
+    t.header.rank_times->tracer = RankSpread{1e-3, 0, 2e-3, 3e-3, kRanks};
+    CHECK(contains(refusal(t), "the ranks' time in the tracer names a rank not of the trace"));
 }

@@ -733,16 +733,19 @@ TEST_CASE("where the ranks' time went reads back within the 16-bit codes, the le
     times.io = {0, 0, 3e-3, 0.02, 3};
     times.mpi_share = {0.01, 7, 0.2, 0.75, 0};
     times.io_share = {0, 0, 0.01, 0.03, 3};
+    times.tracer = RankSpread{2e-6, 5, 4e-5, 0.025, 1};
     t.header.rank_times = times;
     const DecodeResult read = decode_trace(encode_trace(t));
     REQUIRE_MESSAGE(read.trace.has_value(), read.error);
     REQUIRE(read.trace->header.rank_times.has_value());
     const RankTimes& got = *read.trace->header.rank_times;
+    REQUIRE(got.tracer.has_value());
     const std::pair<const RankSpread*, const RankSpread*> pairs[] = {{&got.computation, &times.computation},
                                                                      {&got.mpi, &times.mpi},
                                                                      {&got.io, &times.io},
                                                                      {&got.mpi_share, &times.mpi_share},
-                                                                     {&got.io_share, &times.io_share}};
+                                                                     {&got.io_share, &times.io_share},
+                                                                     {&*got.tracer, &*times.tracer}};
     for (const auto& [read_back, written] : pairs) {
         CHECK(read_back->min_rank == written->min_rank);
         CHECK(read_back->max_rank == written->max_rank);
@@ -768,4 +771,12 @@ TEST_CASE("where the ranks' time went reads back within the 16-bit codes, the le
     const DecodeResult old = decode_trace(bytes);
     REQUIRE_MESSAGE(old.trace.has_value(), old.error);
     CHECK_FALSE(old.trace->header.rank_times.has_value());
+
+    // Formats 19 and 20 have no tracer's time: unknown, not zero, as a file of today without it.
+    times.tracer.reset();
+    t.header.rank_times = times;
+    const DecodeResult without = decode_trace(encode_trace(t));
+    REQUIRE_MESSAGE(without.trace.has_value(), without.error);
+    REQUIRE(without.trace->header.rank_times.has_value());
+    CHECK_FALSE(without.trace->header.rank_times->tracer.has_value());
 }
