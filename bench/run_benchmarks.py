@@ -923,7 +923,9 @@ def run_script(name, build, extra, dry_run):
         lines.append(line)
     status = process.wait()
     if script.prints == "csv":
-        rows = [row for row in csv.reader(line for line in lines if line.strip() and not line.startswith("#"))]
+        # Comments, and the commands the script's jobs echo ("$ ..."), are not rows.
+        rows = [row for row in csv.reader(line for line in lines
+                                          if line.strip() and not line.startswith(("#", "$ ")))]
         if rows:
             write_csv(name.replace("-", "_"), rows[0], rows[1:])
             print()
