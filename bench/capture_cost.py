@@ -3,7 +3,9 @@
 
 Runs each program untraced and traced in interleaved pairs (so drift of the machine hits both alike)
 and reports, per row, the added time per call of each pair, (traced - untraced) / calls, as
-min / median / max over the pairs. The rows: the C ring (call_cost.c) and deep-stacks (deep_stacks.c;
+min / median / max over the pairs, and the median of the part the tracer counts as its own (format
+21's time in the tracer, from a call's return to the wrapper handing it back: the call site, the
+folding, the recording) over the MPI calls it recorded. The rows: the C ring (call_cost.c) and deep-stacks (deep_stacks.c;
 256 call paths, -O3 without frame pointers) at depths 5, 10, 20, 40 and 60 in C, C++ and Fortran, and
 deep-stacks-g (the same with -g) at depth 40.
 
@@ -21,6 +23,7 @@ two shared cores those made single pairs differ by microseconds).
 """
 import argparse
 import csv
+import json
 import pathlib
 import re
 import statistics
@@ -33,6 +36,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
 RING = re.compile(r"calls_per_rank (\d+) median_ns_per_call ([\d.]+)")
 DEEP = re.compile(r"calls_per_rank (\d+) seconds ([\d.]+)")
+RECORDED = re.compile(r"h-trace: (\d+) MPI calls recorded")
 
 
 def ns_per_call(output):
@@ -41,6 +45,23 @@ def ns_per_call(output):
         return float(match[2])
     match = DEEP.search(output)
     return float(match[2]) * 1e9 / int(match[1])
+
+
+def recording_ns_per_call(build, trace, stderr):
+    """The tracer's own time per recorded call, on the mean rank: the trace's time in the tracer over
+    the calls each rank recorded (the job's count over the ranks). None for a tracer older than
+    format 21 (--library), which does not count it."""
+    dumped = subprocess.run([str(build / "h-dump"), "--json", str(trace)], capture_output=True, text=True, check=True)
+    header = json.loads(dumped.stdout)
+    tracer = (header["rank_times"] or {}).get("tracer")
+    if tracer is None:
+        return None
+    return tracer["mean"] * 1e9 / (int(RECORDED.search(stderr)[1]) / header["ranks"])
+
+
+def shown_median(values):
+    known = [value for value in values if value is not None]
+    return f"{statistics.median(known):.0f}" if known else "-"
 
 
 def main():
@@ -77,31 +98,34 @@ def main():
         env["HTRACE_LIBRARY"] = str(pathlib.Path(args.library).resolve())
     results = []
     path_medians = {}
-    print(f"| program | untraced ns/call (median) | added ns/call: min | median | max |  ({args.pairs} pairs, "
-          f"{args.ranks} ranks)")
-    print("| --- | --- | --- | --- | --- |")
+    print(f"| program | untraced ns/call (median) | added ns/call: min | median | max | of which recording "
+          f"(median) |  ({args.pairs} pairs, {args.ranks} ranks)")
+    print("| --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory() as scratch:
         env["HTRACE_FILE"] = str(pathlib.Path(scratch) / "trace.h")
         for name, command in rows:
-            plain, added = [], []
+            plain, added, recording = [], [], []
             for pair in range(args.pairs):
                 untraced = ns_per_call(mpirun(args.ranks, command, env, scratch).stdout)
-                traced = ns_per_call(mpirun(args.ranks, [str(launcher)] + command, env, scratch).stdout)
+                run = mpirun(args.ranks, [str(launcher)] + command, env, scratch)
+                traced = ns_per_call(run.stdout)
                 plain.append(untraced)
                 added.append(traced - untraced)
-                results.append((name, pair, untraced, traced, traced - untraced))
+                recording.append(recording_ns_per_call(build, env["HTRACE_FILE"], run.stderr))
+                results.append((name, pair, untraced, traced, traced - untraced, recording[-1]))
             print(f"| {name} | {statistics.median(plain):.0f} | {min(added):.0f} | {statistics.median(added):.0f} "
-                  f"| {max(added):.0f} |", flush=True)
+                  f"| {max(added):.0f} | {shown_median(recording)} |", flush=True)
             if args.by_path:
                 path_medians.setdefault(name.split(" path ")[0], []).append(statistics.median(added))
     for name, medians in path_medians.items():
         middle = statistics.median(medians)
         print(f"| {name}, {len(medians)} paths | | median {middle:.0f} | largest {max(medians):.0f} "
-              f"| {max(medians) / middle:.2f}x the median |")
+              f"| {max(medians) / middle:.2f}x the median | |")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             writer = csv.writer(f)
-            writer.writerow(["program", "pair", "untraced_ns_per_call", "traced_ns_per_call", "added_ns_per_call"])
+            writer.writerow(["program", "pair", "untraced_ns_per_call", "traced_ns_per_call", "added_ns_per_call",
+                             "recording_ns_per_call"])
             writer.writerows(results)
 
 
