@@ -159,7 +159,7 @@ private:
     void start(double entered);
     void stop(double entered, uint64_t signature);
     // This rank's part of what the job's trace says beside its events.
-    RankSummary rank_summary(const Sequence& mine, double traced_seconds);
+    RankSummary rank_summary(const Sequence& mine, double traced_ticks, double per_tick);
     void print_signature_stats();
     void fail_at_start(const std::string& message, bool print);
     void refuse_shared_copy();
@@ -737,10 +737,10 @@ HTRACE_COLD void report_recorded_calls(const std::vector<uint64_t>& totals)
 
 }  // namespace
 
-HTRACE_COLD RankSummary Tracer::rank_summary(const Sequence& mine, double traced_seconds)
+HTRACE_COLD RankSummary Tracer::rank_summary(const Sequence& mine, double traced_ticks, double per_tick)
 {
     RankSummary summary;
-    summary.traced_seconds = traced_seconds;
+    summary.traced_seconds = traced_ticks * per_tick;
     summary.cancels_requests = cancels_requests(mine);
     summary.counts = opaque_calls_;
     summary.counts.push_back(posix_files_.import_calls());
@@ -749,7 +749,7 @@ HTRACE_COLD RankSummary Tracer::rank_summary(const Sequence& mine, double traced
     summary.counts.push_back(calls_);
     summary.file_names = file_names_;
     summary.topologies = topologies_;
-    summary.rank_times = own_rank_times(mine, world_rank_, recording_ticks_ * seconds_per_tick());
+    summary.rank_times = own_rank_times(mine, world_rank_, recording_ticks_ * per_tick);
     summary.locations = site_locations();
     return summary;
 }
@@ -767,7 +767,7 @@ HTRACE_COLD void Tracer::stop(double entered, uint64_t signature)
     const double per_tick = seconds_per_tick();
     Sequence mine = folder_.finish();
     finish_events(mine, RankList(world_rank_), per_tick);
-    JobSummary job = summarize_job(rank_summary(mine, (entered - started_) * per_tick), world_rank_, merge_tree_);
+    JobSummary job = summarize_job(rank_summary(mine, entered - started_, per_tick), world_rank_, merge_tree_);
     const double slowest = job.slowest_seconds;
     // Patterns only one rank derived give way to its literal names, in its events too, before the
     // merge compares them (trace/file_names.hpp).
